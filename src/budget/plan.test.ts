@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { budgetOf, describeOverBudget, limiterFor, planRequests } from './plan.js';
+
+const poll = { status: 60_000, incidents: 60_000, sla: 900_000, scores: 900_000 };
+
+describe('planRequests', () => {
+  it.each([
+    ['auto', false, 30],
+    ['auto', true, 120],
+    [45, false, 45],
+  ] as const)('budget %s with key=%s is %d', (rpm, key, want) => {
+    expect(budgetOf(rpm, key)).toBe(want);
+  });
+
+  it('default plan without a key: status + incidents + catalog, premium left out', () => {
+    const plan = planRequests({ poll, hasApiKey: false, requestsPerMinute: 'auto' });
+    expect(plan.lines.map((l) => l.name)).toEqual(['status', 'incidents', 'catalog']);
+    expect(plan.total).toBeCloseTo(2 + 1 / 60, 6);
+    expect(plan.ok).toBe(true);
+    expect(plan.allowed).toBe(24);
+  });
+
+  it('with a key, premium polls are planned', () => {
+    const plan = planRequests({ poll, hasApiKey: true, requestsPerMinute: 'auto', categories: 3 });
+    expect(plan.lines.map((l) => l.name)).toEqual([
+      'status',
+      'incidents',
+      'sla',
+      'scores',
+      'catalog',
+      'categories (3)',
+    ]);
+    expect(plan.total).toBeCloseTo(2 + 8 / 60 + 1 / 60 + 3 / 60, 6);
+  });
+
+  it('refuses a plan over 80% and names the offending intervals', () => {
+    const plan = planRequests({
+      poll: { ...poll, status: 5_000, incidents: 10_000 },
+      hasApiKey: false,
+      requestsPerMinute: 'auto',
+    });
+    expect(plan.total).toBeCloseTo(18 + 1 / 60, 6);
+    expect(plan.ok).toBe(true); // 18/min is within 80% of 30
+    const over = planRequests({
+      poll: { ...poll, status: 2_000, incidents: 10_000 },
+      hasApiKey: false,
+      requestsPerMinute: 'auto',
+    });
+    expect(over.ok).toBe(false);
+    expect(describeOverBudget(over)).toContain(
+      'poll.status every 2s = 30/min, poll.incidents every 10s = 6/min',
+    );
+  });
+
+  it('the limiter keeps seven windows within the budget', () => {
+    for (const budget of [1, 7, 30, 120, 1000]) {
+      const l = limiterFor(budget);
+      expect(l.duration).toBe(10_000);
+      if (budget >= 7) expect(l.max * 7).toBeLessThanOrEqual(budget);
+    }
+  });
+});

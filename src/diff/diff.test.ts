@@ -1,0 +1,465 @@
+import { describe, expect, it } from 'vitest';
+import type {
+  Incident,
+  IncidentList,
+  ServiceState,
+  SlaRecord,
+  StatusSnapshot,
+} from '../upstream/model.js';
+import { diffIncidents } from './incidents.js';
+import { diffScores } from './score.js';
+import { diffSla, slaEvent } from './sla.js';
+import type { IncidentsEntry, ScoreEntry, SlaEntry, StatusEntry } from './state.js';
+import { diffStatus } from './status.js';
+import { diffUpstream } from './upstream.js';
+
+const NOW = 1_790_000_000_000;
+
+function row(
+  feedId: string,
+  status: ServiceState['status'],
+  extra: Partial<ServiceState> = {},
+): ServiceState {
+  return {
+    feedId,
+    name: feedId.toUpperCase(),
+    variant: 'A',
+    status,
+    statusRaw: status,
+    indicator: null,
+    sourceKind: 'official',
+    sourceKindRaw: 'official',
+    canonicalUrl: `https://x.example/${feedId}`,
+    officialStatusUrl: null,
+    summary: null,
+    verificationState: 'verified',
+    verifiedAt: null,
+    activeIncidentCount: 0,
+    incidentScope: null,
+    lastChanged: null,
+    lastCheck: null,
+    ...extra,
+  };
+}
+
+function snap(generated: number | null, rows: ServiceState[]): StatusSnapshot {
+  return {
+    variant: 'A',
+    total: rows.length,
+    generated,
+    ageSeconds: 10,
+    includes: null,
+    services: rows,
+  };
+}
+
+/** Runs status polls in order, feeding each result's changed entries into the next. */
+function runStatus(polls: StatusSnapshot[], confirmations: number) {
+  let prev = new Map<string, StatusEntry>();
+  const kinds: string[] = [];
+  const ids: string[] = [];
+  for (const s of polls) {
+    const r = diffStatus({ previous: prev, snapshot: s, confirmations, now: NOW });
+    prev = new Map([...prev, ...r.changed]);
+    for (const t of r.transitions) {
+      kinds.push(`${t.feedId}:${String(t.previous?.status)}->${String(t.current.status)}`);
+      ids.push(t.id);
+    }
+  }
+  return { kinds, ids, prev };
+}
+
+describe('diffStatus', () => {
+  it.each([
+    { name: 'first sight is silent', polls: [[100, 'major_outage']], c: 2, want: [] },
+    {
+      name: 'unchanged',
+      polls: [
+        [100, 'operational'],
+        [101, 'operational'],
+      ],
+      c: 2,
+      want: [],
+    },
+    {
+      name: 'confirmed after two distinct snapshots',
+      polls: [
+        [100, 'operational'],
+        [101, 'degraded'],
+        [102, 'degraded'],
+      ],
+      c: 2,
+      want: ['a:operational->degraded'],
+    },
+    {
+      name: 'same generated twice counts once',
+      polls: [
+        [100, 'operational'],
+        [101, 'degraded'],
+        [101, 'degraded'],
+      ],
+      c: 2,
+      want: [],
+    },
+    {
+      name: 'a flap shorter than the confirmations is nothing',
+      polls: [
+        [100, 'operational'],
+        [101, 'major_outage'],
+        [102, 'operational'],
+        [103, 'major_outage'],
+        [104, 'operational'],
+      ],
+      c: 2,
+      want: [],
+    },
+    {
+      name: 'confirmations = 1 fires at once',
+      polls: [
+        [100, 'operational'],
+        [101, 'maintenance'],
+      ],
+      c: 1,
+      want: ['a:operational->maintenance'],
+    },
+    {
+      name: 'there and back again: two transitions',
+      polls: [
+        [1, 'operational'],
+        [2, 'degraded'],
+        [3, 'degraded'],
+        [4, 'operational'],
+        [5, 'operational'],
+      ],
+      c: 2,
+      want: ['a:operational->degraded', 'a:degraded->operational'],
+    },
+    {
+      name: 'unknown status changes nothing',
+      polls: [
+        [1, 'operational'],
+        [2, 'unknown'],
+        [3, 'unknown'],
+        [4, 'operational'],
+      ],
+      c: 2,
+      want: [],
+    },
+  ] as const)('$name', ({ polls, c, want }) => {
+    const { kinds } = runStatus(
+      polls.map(([g, s]) => snap(g, [row('a', s)])),
+      c,
+    );
+    expect(kinds).toEqual(want);
+  });
+
+  it('derives the same id from the same previous state and data, distinct ids for a repeat', () => {
+    const polls = [1, 2, 3, 4, 5, 6, 7].map((g, i) =>
+      snap(g, [row('a', i % 3 === 0 ? 'operational' : 'degraded')]),
+    );
+    const a = runStatus(polls, 1);
+    const b = runStatus(polls, 1);
+    expect(a.ids).toEqual(b.ids);
+    expect(new Set(a.ids).size).toBe(a.ids.length);
+    expect(a.ids.length).toBe(4);
+  });
+
+  it('keeps entries of rows absent from the snapshot (skipped rows never erase state)', () => {
+    const first = runStatus([snap(1, [row('a', 'operational'), row('b', 'degraded')])], 2);
+    const r = diffStatus({
+      previous: first.prev,
+      snapshot: snap(2, [row('a', 'operational')]),
+      confirmations: 2,
+      now: NOW,
+    });
+    expect(r.changed.size).toBe(0);
+    expect(r.transitions).toEqual([]);
+  });
+
+  it('records evidence: fresh only for verified official Variant A rows', () => {
+    const r = diffStatus({
+      previous: new Map(),
+      snapshot: snap(1, [
+        row('a', 'operational'),
+        row('b', 'operational', { verificationState: 'stale' }),
+        row('c', 'operational', { sourceKind: 'reachability' }),
+        row('d', 'operational', { variant: 'B', verificationState: null }),
+      ]),
+      confirmations: 2,
+      now: NOW,
+    });
+    expect(Object.fromEntries([...r.changed].map(([k, v]) => [k, v.evidence]))).toEqual({
+      a: 'fresh',
+      b: 'stale',
+      c: 'none',
+      d: 'none',
+    });
+  });
+});
+
+function incident(
+  feedId: string,
+  id: string,
+  status: string,
+  updates: number,
+): Incident & { feedId: string } {
+  return {
+    id,
+    feedId,
+    serviceName: feedId,
+    title: `Incident ${id}`,
+    status: status as Incident['status'],
+    statusRaw: status,
+    started: 1000,
+    updates: Array.from({ length: updates }, (_, i) => ({
+      status,
+      text: `update ${i + 1}`,
+      at: 1000 + i,
+    })),
+    sourceKind: 'official',
+    verificationState: 'verified',
+    verifiedAt: null,
+    officialStatusUrl: null,
+    canonicalServiceUrl: null,
+  };
+}
+
+function list(
+  variant: 'A' | 'B',
+  incidents: (Incident & { feedId: string })[],
+  verified = true,
+): IncidentList & { incidents: (Incident & { feedId: string })[] } {
+  return {
+    variant,
+    total: incidents.length,
+    servicesAffected: null,
+    sourceKind: variant === 'A' ? 'official' : null,
+    verificationState: variant === 'A' ? (verified ? 'verified' : 'unverified') : null,
+    incidents,
+  };
+}
+
+describe('diffIncidents', () => {
+  function run(steps: { l: ReturnType<typeof list>; canResolve?: boolean }[]) {
+    let prev = new Map<string, IncidentsEntry>();
+    let baselined = false;
+    const out: string[] = [];
+    for (const step of steps) {
+      const r = diffIncidents({
+        previous: prev,
+        list: step.l,
+        baselined,
+        canResolve: () => step.canResolve ?? true,
+        now: NOW,
+      });
+      prev = new Map([...prev, ...r.changed]);
+      baselined = true;
+      out.push(
+        ...r.transitions.map(
+          (t) =>
+            `${t.kind}:${t.feedId}:${t.incident?.id ?? ''}:${String(t.incident?.updateCount ?? '')}`,
+        ),
+      );
+    }
+    return out;
+  }
+
+  it('full lifecycle: opened, updated (new update, status change), resolved', () => {
+    expect(
+      run([
+        { l: list('B', []) },
+        { l: list('B', [incident('s', 'i1', 'investigating', 1)]) },
+        { l: list('B', [incident('s', 'i1', 'investigating', 2)]) },
+        { l: list('B', [incident('s', 'i1', 'identified', 2)]) },
+        { l: list('B', [incident('s', 'i1', 'identified', 2)]) },
+        { l: list('B', []) },
+        { l: list('B', []) },
+      ]),
+    ).toEqual([
+      'incident.opened:s:i1:1',
+      'incident.updated:s:i1:2',
+      'incident.updated:s:i1:2',
+      'incident.resolved:s:i1:2',
+    ]);
+  });
+
+  it('first cycle is a silent baseline, then open incidents resolve normally', () => {
+    expect(
+      run([{ l: list('B', [incident('s', 'i1', 'investigating', 1)]) }, { l: list('B', []) }]),
+    ).toEqual(['incident.resolved:s:i1:1']);
+  });
+
+  it('evidence loss is not resolution; fresh evidence later resolves', () => {
+    expect(
+      run([
+        { l: list('A', []) },
+        { l: list('A', [incident('s', 'i1', 'investigating', 1)]) },
+        { l: list('A', [], false), canResolve: false },
+        { l: list('A', []), canResolve: false },
+        { l: list('A', [incident('s', 'i1', 'investigating', 1)]) },
+        { l: list('A', []), canResolve: true },
+      ]),
+    ).toEqual(['incident.opened:s:i1:1', 'incident.resolved:s:i1:1']);
+  });
+
+  it('an incident listed as resolved resolves it; an unknown resolved one is ignored', () => {
+    expect(
+      run([
+        { l: list('B', []) },
+        { l: list('B', [incident('s', 'i1', 'investigating', 1)]) },
+        { l: list('B', [incident('s', 'i1', 'resolved', 2), incident('s', 'i9', 'resolved', 1)]) },
+      ]),
+    ).toEqual(['incident.opened:s:i1:1', 'incident.resolved:s:i1:2']);
+  });
+
+  it('a reopened incident id gets a new opened transition with a new id', () => {
+    let prev = new Map<string, IncidentsEntry>();
+    const ids: string[] = [];
+    for (const l of [
+      list('B', []),
+      list('B', [incident('s', 'i1', 'investigating', 1)]),
+      list('B', []),
+      list('B', [incident('s', 'i1', 'investigating', 1)]),
+    ]) {
+      const r = diffIncidents({
+        previous: prev,
+        list: l,
+        baselined: ids.length > 0 || prev.size > 0 || l.incidents.length > 0,
+        canResolve: () => true,
+        now: NOW,
+      });
+      prev = new Map([...prev, ...r.changed]);
+      ids.push(...r.transitions.map((t) => t.id));
+    }
+    expect(ids.length).toBe(3);
+    expect(new Set(ids).size).toBe(3);
+  });
+});
+
+function sla(feedId: string, status: string, margin: number): SlaRecord {
+  return {
+    feedId,
+    name: feedId,
+    slaTarget: 99.9,
+    uptime30d: 99.9 + margin,
+    status: status as SlaRecord['status'],
+    statusRaw: status,
+    margin,
+  };
+}
+
+describe('diffSla', () => {
+  it.each([
+    ['met', 'at_risk', 'sla.at_risk'],
+    ['met', 'breached', 'sla.breached'],
+    ['at_risk', 'breached', 'sla.breached'],
+    ['at_risk', 'met', 'sla.recovered'],
+    ['breached', 'met', 'sla.recovered'],
+    ['breached', 'at_risk', null],
+    ['met', 'unknown', null],
+    ['unknown', 'met', null],
+  ] as const)('%s → %s gives %s', (from, to, want) => {
+    expect(slaEvent(from, to)).toBe(want);
+  });
+
+  it('at_risk then breached then recovered, with margins; negative margin is a breach', () => {
+    let prev = new Map<string, SlaEntry>();
+    const out: string[] = [];
+    for (const rec of [
+      sla('s', 'met', 0.5),
+      sla('s', 'at_risk', 0.05),
+      sla('s', 'at_risk', -0.02),
+      sla('s', 'breached', -0.3),
+      sla('s', 'met', 0.2),
+    ]) {
+      const r = diffSla({
+        previous: prev,
+        report: {
+          summary: { servicesTracked: 1, complianceRate: null, servicesBreachingSla: null },
+          services: [rec],
+        },
+        now: NOW,
+      });
+      prev = new Map([...prev, ...r.changed]);
+      out.push(...r.transitions.map((t) => `${t.kind}:${String(t.current.margin)}`));
+    }
+    expect(out).toEqual(['sla.at_risk:0.05', 'sla.breached:-0.02', 'sla.recovered:0.2']);
+  });
+});
+
+describe('diffScores', () => {
+  function run(scores: number[], threshold = 5) {
+    let prev = new Map<string, ScoreEntry>();
+    const out: string[] = [];
+    for (const score of scores) {
+      const r = diffScores({
+        previous: prev,
+        report: {
+          summary: { servicesScored: 1, avgScore: null, topService: null },
+          scores: [
+            {
+              feedId: 's',
+              name: 's',
+              score,
+              grade: 'A',
+              tier: 'good',
+              components: { uptime: null, incidents: null, resolution: null, sla: null },
+            },
+          ],
+        },
+        threshold,
+        now: NOW,
+      });
+      prev = new Map([...prev, ...r.changed]);
+      out.push(
+        ...r.transitions.map((t) => `${String(t.previous?.score)}->${String(t.current.score)}`),
+      );
+    }
+    return out;
+  }
+  it('slow drift alerts once per threshold', () => {
+    expect(run([90, 89, 88, 87, 86, 85, 84.5, 84])).toEqual(['90->85']);
+  });
+  it('a rise raises the reference', () => {
+    expect(run([80, 95, 91, 89.9])).toEqual(['95->89.9']);
+  });
+  it('a big single drop alerts once', () => {
+    expect(run([92, 70, 70, 70])).toEqual(['92->70']);
+  });
+});
+
+describe('diffUpstream', () => {
+  it('degrades after the threshold of failures, at once on auth or stale, recovers once', () => {
+    let prev;
+    const out: string[] = [];
+    const outcomes = [
+      { ok: false as const, code: 'upstream_server_error', httpStatus: 500, auth: false },
+      { ok: false as const, code: 'upstream_timeout', httpStatus: null, auth: false },
+      { ok: false as const, code: 'upstream_server_error', httpStatus: 500, auth: false },
+      { ok: false as const, code: 'upstream_server_error', httpStatus: 500, auth: false },
+      { ok: true as const, ageSeconds: 10 },
+      { ok: true as const, ageSeconds: 5000 },
+      { ok: true as const, ageSeconds: 10 },
+      { ok: false as const, code: 'upstream_unauthorized', httpStatus: 401, auth: true },
+    ];
+    for (const outcome of outcomes) {
+      const r = diffUpstream({
+        endpoint: 'status',
+        previous: prev,
+        outcome,
+        failureThreshold: 3,
+        staleAfterSeconds: 900,
+        now: NOW,
+      });
+      prev = r.next;
+      if (r.transition) out.push(`${r.transition.kind}:${String(r.transition.current.reason)}`);
+    }
+    expect(out).toEqual([
+      'upstream.degraded:upstream_server_error',
+      'upstream.recovered:null',
+      'upstream.degraded:stale_data',
+      'upstream.recovered:null',
+      'upstream.degraded:upstream_unauthorized',
+    ]);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * What the snapshot store keeps per service and kind, between cycles. Plain JSON values with a
+ * stable key order so that "unchanged" is a string comparison. `seq` counts the transitions
+ * emitted for the entry; it makes transition ids distinct for repeated changes (a status that
+ * flips twice, an incident id that reopens) while staying deterministic across replicas.
+ */
+import type { ServiceStatus, SlaStatus, SourceKind, Variant } from '../upstream/model.js';
+
+/** How much a Variant A row's evidence can be trusted to say "no incident" (see DESIGN §3). */
+export type Evidence = 'fresh' | 'stale' | 'none';
+
+export interface StatusEntry {
+  /** The response variant the entry was last confirmed from. */
+  variant: Variant;
+  status: ServiceStatus;
+  raw: string | null;
+  sourceKind: SourceKind;
+  /** `fresh` = official source with verified evidence (Variant A) or a Variant B row. */
+  evidence: Evidence;
+  seq: number;
+  /** A different status seen but not yet confirmed by enough distinct upstream snapshots. */
+  pending: PendingStatus | null;
+}
+
+export interface PendingStatus {
+  status: ServiceStatus;
+  raw: string | null;
+  /** Distinct upstream snapshots that showed it. */
+  seen: number;
+  /** The key of the last snapshot that counted (upstream `generated`, else the poll time). */
+  lastSnapshot: number;
+}
+
+export interface IncidentEntryItem {
+  title: string;
+  status: string;
+  started: number;
+  updateCount: number;
+}
+
+export interface IncidentsEntry {
+  seq: number;
+  /** Open incidents by id, sorted by id. */
+  open: Record<string, IncidentEntryItem>;
+}
+
+export interface SlaEntry {
+  status: SlaStatus;
+  seq: number;
+}
+
+export interface ScoreEntry {
+  /** The score drops are measured from: the last notified score, raised by any later rise. */
+  reference: number;
+  grade: string | null;
+  seq: number;
+}
+
+export type UpstreamHealth = 'ok' | 'degraded';
+
+export interface UpstreamEntry {
+  health: UpstreamHealth;
+  /** Consecutive failed polls of the endpoint. */
+  failures: number;
+  reason: string | null;
+  seq: number;
+}

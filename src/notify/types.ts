@@ -1,0 +1,57 @@
+import { StatuswatchError } from '../errors.js';
+import type { Transition } from '../diff/transition.js';
+
+/**
+ * What a notifier is handed: one delivery. `id` is the delivery id
+ * (`<transitionId>:<subscription>:<channel>` for a single transition) and stays identical across
+ * retries — the webhook-id, the e-mail Message-ID seed, the dedupe key.
+ */
+export interface Notification {
+  id: string;
+  /** `event`: one transition; `batch`: a group of transitions (grouping); `test`: notify-test. */
+  type: 'event' | 'batch' | 'test';
+  subscription: string;
+  channel: string;
+  /** One for `event`; one or more for `batch`; a sample for `test`. Most severe first for batches. */
+  transitions: Transition[];
+  /** Unix ms when the delivery was created (not when this attempt runs). */
+  createdAt: number;
+}
+
+export type FailureReason =
+  'client' | 'server' | 'rate_limited' | 'auth' | 'timeout' | 'network' | 'config';
+
+/**
+ * The one error a notifier throws. `retryable` decides retry vs dead letter; `reason` becomes a
+ * log field and a metric label; `retryAfterMs` carries a receiver's Retry-After.
+ * The message never contains the channel's secrets (webhook URLs, SMTP passwords).
+ */
+export class DeliveryError extends StatuswatchError {
+  readonly retryable: boolean;
+  readonly reason: FailureReason;
+  readonly httpStatus: number | null;
+  readonly retryAfterMs: number | null;
+
+  constructor(init: {
+    message: string;
+    retryable: boolean;
+    reason: FailureReason;
+    httpStatus?: number | null;
+    retryAfterMs?: number | null;
+    cause?: unknown;
+  }) {
+    super(init.retryable ? 'delivery_retryable' : 'delivery_permanent', init.message, {
+      cause: init.cause,
+    });
+    this.retryable = init.retryable;
+    this.reason = init.reason;
+    this.httpStatus = init.httpStatus ?? null;
+    this.retryAfterMs = init.retryAfterMs ?? null;
+  }
+}
+
+export interface Notifier {
+  send(notification: Notification): Promise<void>;
+  /** Releases pooled connections (SMTP pool, HTTP agent). */
+  close(): Promise<void>;
+}

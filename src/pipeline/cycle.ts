@@ -1,0 +1,378 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import type { Keys } from '../redis.js';
+import { SnapshotStore } from '../snapshot/store.js';
+import {
+  diffIncidents,
+  diffScores,
+  diffSla,
+  diffStatus,
+  diffUpstream,
+  type IncidentsEntry,
+  type PollOutcome,
+  type ScoreEntry,
+  type SlaEntry,
+  type StatusEntry,
+  type Transition,
+  type UpstreamEntry,
+} from '../diff/index.js';
+import { UpstreamError, type UpstreamClient } from '../upstream/index.js';
+import type { Incident, RateLimitInfo } from '../upstream/model.js';
+import { CatalogStore } from './catalog.js';
+import type { Handoff } from './handoff.js';
+
+export const POLL_KINDS = ['status', 'incidents', 'sla', 'scores'] as const;
+export type PollKind = (typeof POLL_KINDS)[number];
+export const PREMIUM_KINDS: ReadonlySet<PollKind> = new Set(['sla', 'scores']);
+
+/** Data older than this (meta.age_seconds) is stale: upstream.degraded (Variant B refreshes every 5 min). */
+export const STALE_AFTER_SECONDS = 900;
+/** Consecutive failed polls of one endpoint before upstream.degraded. */
+export const FAILURE_THRESHOLD = 3;
+/** The catalog is refreshed when older than this (it maps Variant B incident names to feedIds). */
+export const CATALOG_MAX_AGE_MS = 60 * 60 * 1000;
+
+export interface PipelineRules {
+  statusConfirmations: number;
+  scoreDrop: number;
+}
+
+export interface PipelineDeps {
+  client: UpstreamClient;
+  redis: Redis;
+  keys: Keys;
+  handoff: Handoff;
+  log: Logger;
+  rules: PipelineRules;
+  now?: () => number;
+}
+
+export interface CycleReport {
+  kind: PollKind;
+  /** `ok`: polled, diffed, committed. `failed`: the poll failed (nothing changed). `conflict`: another writer committed first. */
+  outcome: 'ok' | 'failed' | 'conflict';
+  transitions: Transition[];
+  /** Rows skipped: malformed upstream rows plus incidents whose service could not be identified. */
+  skipped: number;
+  rateLimit: RateLimitInfo | null;
+  error: UpstreamError | null;
+  durationMs: number;
+}
+
+type AnyEntry = StatusEntry | IncidentsEntry | SlaEntry | ScoreEntry;
+
+/**
+ * One poll → snapshot → diff → hand-off cycle per kind. Order matters: transitions are enqueued
+ * (idempotently, by id) *before* the snapshot commit, so a crash in between re-derives the same
+ * ids next cycle: nothing lost, nothing doubled. A failed poll changes nothing but the
+ * endpoint's health. A 429 is rethrown for the scheduler to pause on.
+ */
+export class Pipeline {
+  readonly catalog: CatalogStore;
+  private readonly stores: { [K in PollKind]: SnapshotStore<AnyEntry> };
+  private readonly now: () => number;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.now = deps.now ?? Date.now;
+    this.catalog = new CatalogStore(deps.redis, deps.keys);
+    this.stores = {
+      status: new SnapshotStore<StatusEntry>(deps.redis, deps.keys, 'status'),
+      incidents: new SnapshotStore<IncidentsEntry>(deps.redis, deps.keys, 'incidents'),
+      sla: new SnapshotStore<SlaEntry>(deps.redis, deps.keys, 'sla'),
+      scores: new SnapshotStore<ScoreEntry>(deps.redis, deps.keys, 'scores'),
+    } as { [K in PollKind]: SnapshotStore<AnyEntry> };
+  }
+
+  private store<E extends AnyEntry>(kind: PollKind): SnapshotStore<E> {
+    return this.stores[kind] as unknown as SnapshotStore<E>;
+  }
+
+  /** Fetches the catalog when it is missing or older than `maxAgeMs`. Returns true when it fetched. */
+  async refreshCatalog(maxAgeMs = CATALOG_MAX_AGE_MS): Promise<boolean> {
+    const updatedAt = await this.catalog.updatedAt();
+    if (updatedAt !== null && this.now() - updatedAt < maxAgeMs) return false;
+    const result = await this.deps.client.services();
+    await this.catalog.replace(result.data.services, this.now());
+    this.deps.log.info(
+      {
+        event: 'catalog:refreshed',
+        services: result.data.services.length,
+        skipped: result.skipped,
+      },
+      'catalog refreshed',
+    );
+    return true;
+  }
+
+  async runCycle(kind: PollKind): Promise<CycleReport> {
+    const started = performance.now();
+    const now = this.now();
+    const store = this.store<AnyEntry>(kind);
+    let fetched: {
+      transitions: Transition[];
+      changed: Map<string, AnyEntry>;
+      skipped: number;
+      rateLimit: RateLimitInfo;
+      ageSeconds: number | null;
+      variant: string | undefined;
+    };
+    const snapshot = await store.load();
+    try {
+      fetched = await this.poll(kind, snapshot.entries, snapshot.baselined, snapshot.variant, now);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      if (err.code === 'upstream_rate_limited') throw err;
+      const outcome: PollOutcome = {
+        ok: false,
+        code: err.code,
+        httpStatus: err.status,
+        auth: err.code === 'upstream_unauthorized' || err.code === 'upstream_forbidden',
+      };
+      const health = this.health(kind, snapshot.upstream, outcome, now);
+      await this.deps.handoff.enqueue(health.transition === null ? [] : [health.transition]);
+      const commit = await store.commit({
+        expectedVersion: snapshot.version,
+        changed: new Map(),
+        upstream: health.next,
+        baselined: false,
+      });
+      this.deps.log.warn(
+        {
+          event: 'poll:failed',
+          kind,
+          code: err.code,
+          httpStatus: err.status,
+          err: { message: err.message },
+        },
+        `poll of ${kind} failed: ${err.code}`,
+      );
+      return {
+        kind,
+        outcome: commit.ok ? 'failed' : 'conflict',
+        transitions: health.transition === null ? [] : [health.transition],
+        skipped: 0,
+        rateLimit: err.rateLimit,
+        error: err,
+        durationMs: performance.now() - started,
+      };
+    }
+
+    const health = this.health(
+      kind,
+      snapshot.upstream,
+      { ok: true, ageSeconds: fetched.ageSeconds },
+      now,
+    );
+    const transitions =
+      health.transition === null
+        ? fetched.transitions
+        : [...fetched.transitions, health.transition];
+    await this.enrich(transitions);
+    await this.deps.handoff.enqueue(transitions);
+    const commit = await store.commit({
+      expectedVersion: snapshot.version,
+      changed: fetched.changed,
+      upstream: health.next,
+      baselined: true,
+      variant: fetched.variant,
+    });
+    if (!commit.ok) {
+      this.deps.log.info(
+        { event: 'poll:conflict', kind },
+        `another writer committed ${kind} first`,
+      );
+    }
+    const durationMs = performance.now() - started;
+    this.deps.log.debug(
+      {
+        event: 'poll:done',
+        kind,
+        transitions: transitions.length,
+        changed: fetched.changed.size,
+        skipped: fetched.skipped,
+        durationMs,
+      },
+      `poll of ${kind} done`,
+    );
+    for (const t of transitions) {
+      this.deps.log.info(
+        { event: 'transition:detected', kind: t.kind, feedId: t.feedId, transitionId: t.id },
+        `${t.kind} ${t.feedId}`,
+      );
+    }
+    return {
+      kind,
+      outcome: commit.ok ? 'ok' : 'conflict',
+      transitions,
+      skipped: fetched.skipped,
+      rateLimit: fetched.rateLimit,
+      error: null,
+      durationMs,
+    };
+  }
+
+  private health(
+    kind: PollKind,
+    previous: UpstreamEntry | undefined,
+    outcome: PollOutcome,
+    now: number,
+  ) {
+    return diffUpstream({
+      endpoint: kind,
+      previous,
+      outcome,
+      failureThreshold: FAILURE_THRESHOLD,
+      staleAfterSeconds: STALE_AFTER_SECONDS,
+      now,
+    });
+  }
+
+  private async poll(
+    kind: PollKind,
+    previous: ReadonlyMap<string, AnyEntry>,
+    baselined: boolean,
+    variant: string,
+    now: number,
+  ) {
+    const { client, rules } = this.deps;
+    switch (kind) {
+      case 'status': {
+        const res = await client.status();
+        const diff = diffStatus({
+          previous: previous as ReadonlyMap<string, StatusEntry>,
+          snapshot: res.data,
+          confirmations: rules.statusConfirmations,
+          now,
+        });
+        return {
+          ...diff,
+          changed: diff.changed as Map<string, AnyEntry>,
+          skipped: res.skipped,
+          rateLimit: res.rateLimit,
+          ageSeconds: res.data.ageSeconds,
+          variant: res.data.variant as string | undefined,
+        };
+      }
+      case 'incidents': {
+        const res = await client.incidents();
+        const list = res.data;
+        const prev = previous as ReadonlyMap<string, IncidentsEntry>;
+        // Variant B incidents name their service but carry no feedId: resolve names via the catalog.
+        const unnamed = list.incidents.filter((i) => i.feedId === null).map((i) => i.serviceName);
+        let byName = new Map<string, string>();
+        if (unnamed.length > 0) {
+          await this.refreshCatalog();
+          byName = await this.catalog.feedIdsByName([...new Set(unnamed)]);
+        }
+        const identified: (Incident & { feedId: string })[] = [];
+        let unidentified = 0;
+        for (const incident of list.incidents) {
+          const feedId = incident.feedId ?? byName.get(incident.serviceName);
+          if (feedId === undefined) unidentified += 1;
+          else identified.push({ ...incident, feedId });
+        }
+        // Variant A omits incidents on stale or unverified evidence: absence resolves only where
+        // the list is verified and the service's own last status row had fresh official evidence.
+        let canResolve: (feedId: string) => boolean = () => true;
+        if (list.variant === 'A') {
+          const listVerified = list.verificationState === 'verified';
+          const withOpen = [...prev]
+            .filter(([, e]) => Object.keys(e.open).length > 0)
+            .map(([feedId]) => feedId);
+          const evidence = listVerified
+            ? await this.store<StatusEntry>('status').get(withOpen)
+            : new Map<string, StatusEntry>();
+          canResolve = (feedId) => listVerified && evidence.get(feedId)?.evidence === 'fresh';
+        }
+        const diff = diffIncidents({
+          previous: prev,
+          list: { ...list, incidents: identified },
+          baselined,
+          announceNew: variant === '' || variant === list.variant,
+          canResolve,
+          now,
+        });
+        if (unidentified > 0) {
+          this.deps.log.warn(
+            { event: 'poll:unidentified', kind, count: unidentified },
+            'incidents for services not in the catalog were skipped',
+          );
+        }
+        return {
+          ...diff,
+          changed: diff.changed as Map<string, AnyEntry>,
+          skipped: res.skipped + unidentified,
+          rateLimit: res.rateLimit,
+          ageSeconds: null,
+          variant: list.variant as string | undefined,
+        };
+      }
+      case 'sla': {
+        const res = await client.sla();
+        const diff = diffSla({
+          previous: previous as ReadonlyMap<string, SlaEntry>,
+          report: res.data,
+          now,
+        });
+        return {
+          ...diff,
+          changed: diff.changed as Map<string, AnyEntry>,
+          skipped: res.skipped,
+          rateLimit: res.rateLimit,
+          ageSeconds: null,
+          variant: undefined,
+        };
+      }
+      case 'scores': {
+        const res = await client.scores();
+        const diff = diffScores({
+          previous: previous as ReadonlyMap<string, ScoreEntry>,
+          report: res.data,
+          threshold: rules.scoreDrop,
+          now,
+        });
+        return {
+          ...diff,
+          changed: diff.changed as Map<string, AnyEntry>,
+          skipped: res.skipped,
+          rateLimit: res.rateLimit,
+          ageSeconds: null,
+          variant: undefined,
+        };
+      }
+    }
+  }
+
+  /** Fills missing names and links from the catalog (one HMGET, only when something changed). */
+  private async enrich(transitions: Transition[]): Promise<void> {
+    const missing = transitions.filter(
+      (t) =>
+        t.service.name === null ||
+        t.service.canonicalUrl === null ||
+        t.service.officialStatusUrl === null,
+    );
+    if (missing.length === 0) return;
+    let refs;
+    try {
+      await this.refreshCatalog();
+      refs = await this.catalog.refs([...new Set(missing.map((t) => t.feedId))]);
+    } catch (err) {
+      this.deps.log.warn(
+        { event: 'catalog:failed', err: toError(err).message },
+        'could not enrich transitions',
+      );
+      return;
+    }
+    for (const t of missing) {
+      const ref = refs.get(t.feedId);
+      if (ref === undefined) continue;
+      t.service = {
+        feedId: t.feedId,
+        name: t.service.name ?? ref.name,
+        canonicalUrl: t.service.canonicalUrl ?? ref.canonicalUrl,
+        officialStatusUrl: t.service.officialStatusUrl ?? ref.officialStatusUrl,
+      };
+    }
+  }
+}

@@ -1,0 +1,237 @@
+import { EventEmitter } from 'node:events';
+import { createHash } from 'node:crypto';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import type { Keys } from '../redis.js';
+import { CATALOG_INTERVAL_MS, limiterFor } from '../budget/plan.js';
+import {
+  PREMIUM_KINDS,
+  type CycleReport,
+  type Pipeline,
+  type PollKind,
+} from '../pipeline/cycle.js';
+import { UpstreamError } from '../upstream/index.js';
+import type { RateLimitInfo } from '../upstream/model.js';
+
+export const POLL_QUEUE = 'poll';
+
+export type PollJobKind = PollKind | 'catalog';
+export interface PollJob {
+  kind: PollJobKind;
+}
+
+export interface PollerOptions {
+  connection: Redis;
+  keys: Keys;
+  pipeline: Pipeline;
+  /** Intervals (ms) of the polls to schedule; a kind left out is not polled (and its schedule removed). */
+  intervals: Partial<Record<PollKind, number>>;
+  /** Requests per minute the upstream allows this installation (shared by all replicas). */
+  budget: number;
+  /** Any stable fingerprint of the API key: premium polls disabled on 401/403 re-enable when it changes. */
+  apiKey: string | undefined;
+  log: Logger;
+  concurrency?: number;
+  /** How often each replica checks that its schedules still exist (they vanish with a FLUSHALL). */
+  keeperIntervalMs?: number;
+  now?: () => number;
+}
+
+export interface PollerEvents {
+  cycle: [CycleReport];
+  'poll:disabled': [PollKind, string];
+}
+
+/** Pause the queue once Remaining falls to this share of the limit, until the window resets. */
+const LOW_WATER_SHARE = 0.1;
+const MAX_PAUSE_MS = 120_000;
+
+function fingerprint(apiKey: string | undefined): string {
+  return apiKey === undefined || apiKey === ''
+    ? 'none'
+    : createHash('sha256').update(apiKey).digest('hex').slice(0, 16);
+}
+
+/**
+ * Polls on BullMQ: one job scheduler per configured kind (upserted idempotently, so N replicas
+ * still make one poll per interval), one worker per replica, and BullMQ's global rate limiter on
+ * the shared queue so the replicas together stay within the upstream's budget. A 429 pauses the
+ * whole queue (every replica) for Retry-After and puts the job back; a low X-RateLimit-Remaining
+ * pauses it until the window resets, before a 429 happens.
+ */
+export class Poller extends EventEmitter<PollerEvents> {
+  readonly queue: Queue<PollJob>;
+  private worker: Worker<PollJob> | null = null;
+  private keeper: NodeJS.Timeout | null = null;
+  private readonly disabledKey: string;
+  private readonly now: () => number;
+
+  constructor(private readonly options: PollerOptions) {
+    super();
+    this.now = options.now ?? Date.now;
+    this.queue = new Queue<PollJob>(POLL_QUEUE, {
+      connection: options.connection,
+      prefix: options.keys.tag,
+      defaultJobOptions: {
+        removeOnComplete: { count: 200 },
+        removeOnFail: { count: 200 },
+        attempts: 1,
+      },
+    });
+    this.disabledKey = options.keys.key('poll', 'disabled');
+  }
+
+  private schedulerId(kind: PollJobKind): string {
+    return `poll-${kind}`;
+  }
+
+  /** The wanted schedules: configured kinds minus disabled premium ones, plus the catalog. */
+  private async wanted(): Promise<Map<PollJobKind, number>> {
+    const disabled = await this.options.connection.hgetall(this.disabledKey);
+    const fp = fingerprint(this.options.apiKey);
+    const out = new Map<PollJobKind, number>();
+    for (const [kind, every] of Object.entries(this.options.intervals) as [PollKind, number][]) {
+      if (disabled[kind] === fp) continue;
+      out.set(kind, every);
+    }
+    out.set('catalog', CATALOG_INTERVAL_MS);
+    return out;
+  }
+
+  /** Upserts the wanted schedules that are missing or changed and removes the others. Idempotent. */
+  async syncSchedules(): Promise<void> {
+    const wanted = await this.wanted();
+    const existing = await this.queue.getJobSchedulers(0, -1);
+    const have = new Map(
+      existing.map((s) => [
+        s.key,
+        s.every === undefined || s.every === null ? null : Number(s.every),
+      ]),
+    );
+    for (const [kind, every] of wanted) {
+      const id = this.schedulerId(kind);
+      if (have.get(id) === every) continue;
+      await this.queue.upsertJobScheduler(id, { every }, { name: kind, data: { kind } });
+      this.options.log.info(
+        { event: 'schedule:upserted', kind, everyMs: every },
+        `poll ${kind} every ${every} ms`,
+      );
+    }
+    for (const s of existing) {
+      const kind = s.key.replace(/^poll-/, '') as PollJobKind;
+      if (!wanted.has(kind)) {
+        await this.queue.removeJobScheduler(s.key);
+        this.options.log.info(
+          { event: 'schedule:removed', kind },
+          `poll ${kind} no longer scheduled`,
+        );
+      }
+    }
+  }
+
+  async start(): Promise<void> {
+    await this.syncSchedules();
+    await this.queue.add(
+      'catalog',
+      { kind: 'catalog' },
+      { jobId: 'catalog-start', removeOnComplete: true, removeOnFail: true },
+    );
+    this.worker = new Worker<PollJob>(POLL_QUEUE, (job) => this.process(job), {
+      connection: this.options.connection,
+      prefix: this.options.keys.tag,
+      concurrency: this.options.concurrency ?? 2,
+      limiter: limiterFor(this.options.budget),
+      removeOnComplete: { count: 200 },
+      removeOnFail: { count: 200 },
+    });
+    this.worker.on('error', (err) => {
+      this.options.log.error(
+        { event: 'worker:error', queue: POLL_QUEUE, err: toError(err).message },
+        'poll worker error',
+      );
+    });
+    const every = this.options.keeperIntervalMs ?? 30_000;
+    this.keeper = setInterval(() => {
+      this.syncSchedules().catch((err: unknown) => {
+        this.options.log.warn(
+          { event: 'schedule:failed', err: toError(err).message },
+          'could not sync poll schedules',
+        );
+      });
+    }, every);
+    this.keeper.unref();
+  }
+
+  private async process(job: Job<PollJob>): Promise<void> {
+    const { kind } = job.data;
+    try {
+      if (kind === 'catalog') {
+        await this.options.pipeline.refreshCatalog(CATALOG_INTERVAL_MS / 2);
+        return;
+      }
+      const report = await this.options.pipeline.runCycle(kind);
+      this.emit('cycle', report);
+      if (
+        report.error !== null &&
+        PREMIUM_KINDS.has(kind) &&
+        (report.error.code === 'upstream_unauthorized' ||
+          report.error.code === 'upstream_forbidden')
+      ) {
+        await this.disable(kind, report.error.code);
+      }
+      if (report.rateLimit !== null) await this.slowDown(report.rateLimit);
+    } catch (err) {
+      if (err instanceof UpstreamError && err.code === 'upstream_rate_limited') {
+        const waitMs = Math.min(MAX_PAUSE_MS, Math.max(1000, (err.retryAfterSeconds ?? 60) * 1000));
+        this.options.log.warn(
+          { event: 'poll:rate_limited', kind, retryAfterMs: waitMs },
+          `429 from upstream: pausing polls ${waitMs} ms`,
+        );
+        await this.queue.rateLimit(waitMs);
+        throw Worker.RateLimitError();
+      }
+      if (err instanceof UpstreamError && kind === 'catalog') {
+        this.options.log.warn(
+          { event: 'catalog:failed', code: err.code },
+          'catalog refresh failed',
+        );
+        if (err.code !== 'upstream_rate_limited') return;
+      }
+      throw err;
+    }
+  }
+
+  /** Pause before a 429: when Remaining is at the low-water mark, wait for the window to reset. */
+  private async slowDown(rate: RateLimitInfo): Promise<void> {
+    if (rate.remaining === null || rate.limit === null || rate.reset === null) return;
+    if (rate.remaining > Math.max(1, Math.floor(rate.limit * LOW_WATER_SHARE))) return;
+    const waitMs = Math.min(MAX_PAUSE_MS, rate.reset * 1000 - this.now() + 250);
+    if (waitMs <= 0) return;
+    this.options.log.info(
+      { event: 'poll:slowdown', remaining: rate.remaining, waitMs },
+      'rate limit nearly used up: pausing polls until it resets',
+    );
+    await this.queue.rateLimit(waitMs);
+  }
+
+  private async disable(kind: PollKind, code: string): Promise<void> {
+    await this.options.connection.hset(this.disabledKey, kind, fingerprint(this.options.apiKey));
+    await this.queue.removeJobScheduler(this.schedulerId(kind));
+    this.options.log.error(
+      { event: 'poll:disabled', kind, code },
+      `premium poll ${kind} disabled after ${code}: check the API key and its scopes, then restart or change the key`,
+    );
+    this.emit('poll:disabled', kind, code);
+  }
+
+  /** Stops taking jobs, lets in-flight cycles finish, closes the queue. */
+  async stop(): Promise<void> {
+    if (this.keeper !== null) clearInterval(this.keeper);
+    this.keeper = null;
+    if (this.worker !== null) await this.worker.close();
+    this.worker = null;
+    await this.queue.close();
+  }
+}
