@@ -160,8 +160,8 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
     const first = await h.pipeline.runCycle('incidents');
     // Put the snapshot back as it was before the commit, as if the process died right after enqueueing.
     await h.tr.redis.del(key, `${key}:meta`);
-    if (before.entries !== null) await h.tr.redis.restore(key, 0, before.entries);
-    if (before.meta !== null) await h.tr.redis.restore(`${key}:meta`, 0, before.meta);
+    await h.tr.redis.restore(key, 0, before.entries);
+    await h.tr.redis.restore(`${key}:meta`, 0, before.meta);
     const again = await h.newPipeline().runCycle('incidents');
     expect(again.transitions.map((t) => t.id)).toEqual(first.transitions.map((t) => t.id));
     expect(await h.handedOff()).toEqual(['incident.opened pagerduty']);

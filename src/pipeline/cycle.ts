@@ -81,7 +81,7 @@ export class Pipeline {
       incidents: new SnapshotStore<IncidentsEntry>(deps.redis, deps.keys, 'incidents'),
       sla: new SnapshotStore<SlaEntry>(deps.redis, deps.keys, 'sla'),
       scores: new SnapshotStore<ScoreEntry>(deps.redis, deps.keys, 'scores'),
-    } as { [K in PollKind]: SnapshotStore<AnyEntry> };
+    };
   }
 
   private store<E extends AnyEntry>(kind: PollKind): SnapshotStore<E> {

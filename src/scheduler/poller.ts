@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import type { Keys } from '../redis.js';
-import { CATALOG_INTERVAL_MS, limiterFor } from '../budget/plan.js';
+import { CATALOG_INTERVAL_MS, CATEGORY_INTERVAL_MS, limiterFor } from '../budget/plan.js';
 import {
   PREMIUM_KINDS,
   type CycleReport,
@@ -17,7 +17,7 @@ import type { RateLimitInfo } from '../upstream/model.js';
 
 export const POLL_QUEUE = 'poll';
 
-export type PollJobKind = PollKind | 'catalog';
+export type PollJobKind = PollKind | 'catalog' | 'categories';
 export interface PollJob {
   kind: PollJobKind;
 }
@@ -34,6 +34,8 @@ export interface PollerOptions {
   apiKey: string | undefined;
   log: Logger;
   concurrency?: number;
+  /** Resolves subscribed categories (GET /services?category=); scheduled hourly when given. */
+  refreshCategories?: () => Promise<unknown>;
   /** How often each replica checks that its schedules still exist (they vanish with a FLUSHALL). */
   keeperIntervalMs?: number;
   now?: () => number;
@@ -42,6 +44,7 @@ export interface PollerOptions {
 export interface PollerEvents {
   cycle: [CycleReport];
   'poll:disabled': [PollKind, string];
+  'poll:rate_limited': [PollJobKind, number];
 }
 
 /** Pause the queue once Remaining falls to this share of the limit, until the window resets. */
@@ -97,6 +100,7 @@ export class Poller extends EventEmitter<PollerEvents> {
       out.set(kind, every);
     }
     out.set('catalog', CATALOG_INTERVAL_MS);
+    if (this.options.refreshCategories !== undefined) out.set('categories', CATEGORY_INTERVAL_MS);
     return out;
   }
 
@@ -107,7 +111,7 @@ export class Poller extends EventEmitter<PollerEvents> {
     const have = new Map(
       existing.map((s) => [
         s.key,
-        s.every === undefined || s.every === null ? null : Number(s.every),
+        s.every ?? null,
       ]),
     );
     for (const [kind, every] of wanted) {
@@ -171,6 +175,10 @@ export class Poller extends EventEmitter<PollerEvents> {
         await this.options.pipeline.refreshCatalog(CATALOG_INTERVAL_MS / 2);
         return;
       }
+      if (kind === 'categories') {
+        await this.options.refreshCategories?.();
+        return;
+      }
       const report = await this.options.pipeline.runCycle(kind);
       this.emit('cycle', report);
       if (
@@ -190,14 +198,16 @@ export class Poller extends EventEmitter<PollerEvents> {
           `429 from upstream: pausing polls ${waitMs} ms`,
         );
         await this.queue.rateLimit(waitMs);
+        this.emit('poll:rate_limited', kind, waitMs);
         throw Worker.RateLimitError();
       }
-      if (err instanceof UpstreamError && kind === 'catalog') {
+      if (err instanceof UpstreamError && (kind === 'catalog' || kind === 'categories')) {
+        // The next scheduled refresh tries again; stale membership is better than a retry storm.
         this.options.log.warn(
-          { event: 'catalog:failed', code: err.code },
-          'catalog refresh failed',
+          { event: `${kind}:failed`, code: err.code },
+          `${kind} refresh failed`,
         );
-        if (err.code !== 'upstream_rate_limited') return;
+        return;
       }
       throw err;
     }

@@ -82,7 +82,6 @@ export async function pipelineHarness(
         'completed',
         'failed',
         'prioritized',
-        'paused',
       ]);
       return jobs.map((j) => `${j.data.kind} ${j.data.feedId}`).sort();
     },

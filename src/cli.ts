@@ -1,0 +1,208 @@
+#!/usr/bin/env node
+import { watch } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { toError } from './errors.js';
+import { createLogger } from './log.js';
+import { loadConfig, resolveConfigPath, ConfigError } from './config/load.js';
+import { redactText, secretValues } from './config/redact.js';
+import type { Config } from './config/schema.js';
+import { App, BudgetError } from './app.js';
+import { createSimulator, loadScenario } from './sim/index.js';
+import { checkConfigReport } from './commands/check-config.js';
+
+/** Exit codes: 0 ok, 1 invalid input (config, arguments), 2 runtime failure. */
+const EXIT_INVALID = 1;
+const EXIT_FAILURE = 2;
+
+function intOption(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+function fail(message: string, code = EXIT_FAILURE): never {
+  process.stderr.write(`statuswatch: ${message}\n`);
+  process.exit(code);
+}
+
+async function readConfig(explicit: string | undefined): Promise<{ file: string; config: Config }> {
+  const file = resolveConfigPath(explicit);
+  try {
+    return { file, config: await loadConfig(file) };
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message, EXIT_INVALID);
+    throw err;
+  }
+}
+
+async function runDaemon(explicit: string | undefined): Promise<void> {
+  const { file, config } = await readConfig(explicit);
+  const secrets = secretValues(config);
+  const log = createLogger({ secrets, pretty: process.stdout.isTTY });
+  let app: App;
+  try {
+    app = new App(config, { log });
+  } catch (err) {
+    if (err instanceof BudgetError) fail(err.message, EXIT_INVALID);
+    throw err;
+  }
+  await app.start();
+  log.info({ event: 'config:loaded', file }, `config ${file}`);
+
+  let reloading = Promise.resolve();
+  const reload = (why: string): void => {
+    reloading = reloading.then(async () => {
+      try {
+        const next = await loadConfig(file);
+        app.reload(next);
+        log.info({ event: 'config:reload', why }, `config reloaded (${why})`);
+      } catch (err) {
+        app.metrics.configReloads.inc({ outcome: 'rejected' });
+        const message = redactText(toError(err).message, secrets);
+        log.error(
+          { event: 'config:rejected', why, err: message },
+          'new config rejected; the old one stays in force',
+        );
+      }
+    });
+  };
+  process.on('SIGHUP', () => {
+    reload('SIGHUP');
+  });
+  // Kubernetes updates a mounted ConfigMap by swapping a symlink: watch the directory.
+  let debounce: NodeJS.Timeout | null = null;
+  try {
+    const watcher = watch(file, { persistent: false }, () => {
+      if (debounce !== null) clearTimeout(debounce);
+      debounce = setTimeout(() => { reload('file changed'); }, 500);
+    });
+    watcher.on('error', () => undefined);
+  } catch {
+    log.warn(
+      { event: 'config:unwatched', file },
+      'cannot watch the config file; use SIGHUP to reload',
+    );
+  }
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ event: 'app:signal', signal }, `${signal}: draining`);
+    const grace = Number(process.env.STATUSWATCH_GRACE_MS ?? 25_000);
+    const timer = setTimeout(() => {
+      log.error(
+        { event: 'app:grace_exceeded' },
+        'drain took longer than the grace period; exiting',
+      );
+      process.exit(EXIT_FAILURE);
+    }, grace);
+    timer.unref();
+    app
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ event: 'app:stop_failed', err: toError(err).message }, 'stop failed');
+        process.exit(EXIT_FAILURE);
+      });
+  };
+  process.on('SIGTERM', () => {
+    stop('SIGTERM');
+  });
+  process.on('SIGINT', () => {
+    stop('SIGINT');
+  });
+}
+
+async function simulate(o: {
+  port: number;
+  host: string;
+  variant: 'A' | 'B';
+  services: number;
+  seed: number;
+  scenario?: string;
+  key?: string[];
+}): Promise<void> {
+  const keys: Record<string, { scopes: string[] }> = {};
+  for (const k of o.key ?? [])
+    keys[k] = { scopes: ['sla:read', 'scores:read', 'rankings:read', 'analytics:read'] };
+  const sim = createSimulator({ services: o.services, seed: o.seed, variant: o.variant, keys });
+  const url = await sim.listen(o.port, o.host);
+  process.stdout.write(
+    `statuswatch simulator (variant ${o.variant}, ${o.services} services) at ${url}/api/v1\n`,
+  );
+  if (o.scenario !== undefined) {
+    const scenario = await loadScenario(o.scenario);
+    const run = sim.play(scenario);
+    process.stdout.write(`playing scenario ${o.scenario} (${scenario.steps.length} steps)\n`);
+    void run.done.then(() => process.stdout.write('scenario finished\n'));
+  }
+  const close = (): void => {
+    void sim.close().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', close);
+  process.on('SIGINT', close);
+}
+
+function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('statuswatch')
+    .description(
+      'Watches a Service Status and Reliability Read API and alerts teams when services they depend on have trouble',
+    )
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  const configOption = () =>
+    new Option(
+      '-c, --config <file>',
+      'config file (default $STATUSWATCH_CONFIG, then config/statuswatch.yaml)',
+    );
+
+  program
+    .command('run')
+    .description('run the daemon: pollers, routing, delivery and the ops HTTP server')
+    .addOption(configOption())
+    .action(async (o: { config?: string }) => {
+      await runDaemon(o.config);
+    });
+
+  program
+    .command('check-config')
+    .description(
+      'validate the config; print channels, subscriptions and the request plan against the budget',
+    )
+    .addOption(configOption())
+    .option('--offline', 'do not resolve categories against the upstream')
+    .action(async (o: { config?: string; offline?: boolean }) => {
+      const { file, config } = await readConfig(o.config);
+      const report = await checkConfigReport(file, config, { offline: o.offline === true });
+      process.stdout.write(report.text);
+      process.exit(report.ok ? 0 : EXIT_INVALID);
+    });
+
+  program
+    .command('simulate')
+    .description('run the bundled upstream simulator')
+    .option('-p, --port <n>', 'port', intOption('--port', 0, 65535), 4010)
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .addOption(new Option('--variant <v>', 'response variant').choices(['A', 'B']).default('A'))
+    .option('--services <n>', 'catalog size', intOption('--services', 1, 200_000), 2000)
+    .option('--seed <n>', 'catalog seed', intOption('--seed', 0, 2 ** 31 - 1), 42)
+    .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')
+    .option('--key <key...>', 'API keys to accept (all premium scopes)')
+    .action(simulate);
+
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    fail(toError(err).message, EXIT_FAILURE);
+  });

@@ -1,0 +1,112 @@
+import type { Config } from '../config/schema.js';
+import { formatInterval, formatRate, describeOverBudget } from '../budget/plan.js';
+import { planOf } from '../app.js';
+import { createUpstreamClient } from '../upstream/index.js';
+import { toError } from '../errors.js';
+import { redactText, secretValues } from '../config/redact.js';
+
+export interface CheckReport {
+  ok: boolean;
+  text: string;
+}
+
+function channelLine(name: string, c: Config['channels'][string]): string {
+  switch (c.type) {
+    case 'slack':
+      return `  ${name}: slack (incoming webhook, URL hidden)`;
+    case 'email':
+      return `  ${name}: email via ${c.smtp.host}:${c.smtp.port} from ${c.from} to ${c.to.join(', ')}`;
+    case 'webhook':
+      return `  ${name}: webhook (Standard Webhooks, URL and secret hidden)`;
+  }
+}
+
+/**
+ * The text `statuswatch check-config` prints: channels, subscriptions with the services they
+ * resolve to, and the request plan against the budget. Categories are resolved against the
+ * upstream unless `offline`. No secret appears in it.
+ */
+export async function checkConfigReport(
+  file: string,
+  config: Config,
+  o: { offline: boolean },
+): Promise<CheckReport> {
+  const lines: string[] = [`config ${file}: valid`, ''];
+  lines.push(
+    `upstream ${config.upstream.baseUrl} (${config.upstream.apiKey === undefined ? 'no API key: public endpoints only' : 'API key set: premium polls on'})`,
+  );
+  lines.push(`redis prefix {${config.redis.prefix}}`, '');
+
+  lines.push(`channels (${Object.keys(config.channels).length}):`);
+  for (const [name, c] of Object.entries(config.channels)) lines.push(channelLine(name, c));
+  lines.push('');
+
+  const slugs = [...new Set(config.subscriptions.flatMap((s) => s.categories))];
+  const resolved = new Map<string, string[] | string>();
+  if (!o.offline && slugs.length > 0) {
+    const client = createUpstreamClient({
+      baseUrl: config.upstream.baseUrl,
+      apiKey: config.upstream.apiKey,
+      timeoutMs: config.upstream.timeoutMs,
+    });
+    try {
+      for (const slug of slugs) {
+        try {
+          const res = await client.services({ category: slug });
+          resolved.set(
+            slug,
+            res.data.services.map((s) => s.feedId),
+          );
+        } catch (err) {
+          resolved.set(
+            slug,
+            `could not resolve: ${redactText(toError(err).message, secretValues(config))}`,
+          );
+        }
+      }
+    } finally {
+      await client.close();
+    }
+  }
+
+  lines.push(`subscriptions (${config.subscriptions.length}):`);
+  for (const sub of config.subscriptions) {
+    lines.push(`  ${sub.name} → ${sub.channels.join(', ')}`);
+    lines.push(`    events: ${sub.events.join(', ')}`);
+    const services = sub.services;
+    if (services.includes('*')) lines.push('    services: all (*)');
+    else if (services.length > 0) lines.push(`    services: ${services.join(', ')}`);
+    for (const slug of sub.categories) {
+      const r = resolved.get(slug);
+      if (r === undefined) lines.push(`    category ${slug}: not resolved (offline)`);
+      else if (typeof r === 'string') lines.push(`    category ${slug}: ${r}`);
+      else
+        lines.push(
+          `    category ${slug}: ${r.length} services${r.length > 0 ? ` (${r.slice(0, 10).join(', ')}${r.length > 10 ? ', …' : ''})` : ''}`,
+        );
+    }
+    const extras: string[] = [];
+    if (sub.group !== undefined) extras.push(`group ${formatInterval(sub.group)}`);
+    if (sub.repeat !== undefined) extras.push(`repeat ${formatInterval(sub.repeat)}`);
+    if (sub.quietHours !== undefined) extras.push(`quiet hours (${sub.quietHours.timezone})`);
+    if (sub.digest !== undefined)
+      extras.push(`digest ${sub.digest.schedule} (${sub.digest.timezone})`);
+    if (extras.length > 0) lines.push(`    ${extras.join('; ')}`);
+  }
+  lines.push('');
+
+  const plan = planOf(config);
+  lines.push(
+    `request plan (budget ${plan.budget}/min, plan may use ${formatRate(plan.allowed)}/min):`,
+  );
+  for (const l of plan.lines) {
+    lines.push(
+      `  ${l.name.padEnd(16)} every ${formatInterval(l.intervalMs).padEnd(5)} ${formatRate(l.requestsPerMinute).padStart(6)}/min`,
+    );
+  }
+  lines.push(
+    `  ${'total'.padEnd(22)} ${formatRate(plan.total).padStart(6)}/min  ${plan.ok ? 'OK' : 'OVER BUDGET'}`,
+  );
+  if (!plan.ok) lines.push('', `error: ${describeOverBudget(plan)}`);
+  return { ok: plan.ok, text: `${lines.join('\n')}\n` };
+}

@@ -1,0 +1,312 @@
+/**
+ * The config file schema (DESIGN.md section 1). Strict objects everywhere: an unknown key is an
+ * error, because a typo must not silently disable alerting. Durations come out in milliseconds.
+ */
+import { z } from 'zod';
+import { toError } from '../errors.js';
+import { emailChannelConfigSchema, type EmailChannelConfig } from '../notify/email/config.js';
+import { slackChannelConfigSchema, type SlackChannelConfig } from '../notify/slack/config.js';
+import { webhookChannelConfigSchema, type WebhookChannelConfig } from '../notify/webhook/config.js';
+import { CRON_HINT, parseCron } from './cron.js';
+import { isPlainObject } from './env.js';
+import { EVENT_KINDS } from './events.js';
+import {
+  durationField,
+  expected,
+  httpUrlField,
+  intField,
+  nonEmptyString,
+  numberAbove,
+  optionalSecretField,
+  timeZoneField,
+} from './fields.js';
+import { formatPath } from './path.js';
+import { parseQuietWindow, QUIET_WINDOW_HINT } from './quiet-hours.js';
+
+export type { EmailChannelConfig, SlackChannelConfig, WebhookChannelConfig };
+
+export const CHANNEL_TYPES = ['slack', 'email', 'webhook'] as const;
+
+/** Channel and subscription names end up in delivery job ids (`transition:subscription:channel`). */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const NAME_HINT = 'letters, digits, "-" and "_" (at most 64, starting with a letter or digit)';
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+
+export const DEFAULT_POLL_MS = {
+  status: 60 * SECOND,
+  incidents: 60 * SECOND,
+  sla: 15 * MINUTE,
+  scores: 15 * MINUTE,
+} as const;
+
+function isRedisUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+}
+
+const eventKindSchema = z.enum(EVENT_KINDS, {
+  error: `unknown event kind; expected one of: ${EVENT_KINDS.join(', ')}`,
+});
+
+const RPM_HINT = 'expected "auto" or a positive integer';
+
+const upstreamSchema = z.strictObject({
+  /** The API's {base_url} (without `/api/v1`); a trailing slash is removed. */
+  baseUrl: httpUrlField().transform((url) => url.replace(/\/+$/, '')),
+  apiKey: optionalSecretField(),
+  /** `auto` = 30 without an API key, 120 with one. */
+  requestsPerMinute: z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value),
+      z
+        .union([z.literal('auto'), z.number()], { error: RPM_HINT })
+        .refine((value) => value === 'auto' || (Number.isInteger(value) && value >= 1), {
+          error: RPM_HINT,
+        }),
+    )
+    .default('auto'),
+  timeoutMs: intField(1, 600_000).default(10_000),
+});
+
+const redisSchema = z.strictObject({
+  /** `redis://[user:password@]host:port[/db]` or `rediss://`; the password is a secret. */
+  url: z
+    .string({ error: expected('a redis:// or rediss:// URL') })
+    .refine(isRedisUrl, { error: 'expected a redis:// or rediss:// URL' }),
+  prefix: z
+    .string({ error: expected('a key prefix') })
+    .regex(/^[A-Za-z0-9_:-]+$/, { error: 'expected letters, digits, "_", "-" and ":" only' })
+    .default('statuswatch'),
+});
+
+const pollSchema = z
+  .strictObject({
+    status: durationField(SECOND).default(DEFAULT_POLL_MS.status),
+    incidents: durationField(SECOND).default(DEFAULT_POLL_MS.incidents),
+    sla: durationField(SECOND).default(DEFAULT_POLL_MS.sla),
+    scores: durationField(SECOND).default(DEFAULT_POLL_MS.scores),
+  })
+  .prefault({});
+
+const rulesSchema = z
+  .strictObject({
+    /** Points below the last notified score before `score.dropped` fires. */
+    scoreDrop: numberAbove(0).default(5),
+    /** Distinct upstream snapshots before `status.changed` fires. */
+    statusConfirmations: intField(1, 100).default(2),
+  })
+  .prefault({});
+
+const serverSchema = z
+  .strictObject({
+    port: intField(0, 65_535).default(8080),
+    /** Bearer token for /admin/*; the admin API is off when unset or empty. */
+    adminToken: optionalSecretField(),
+  })
+  .prefault({});
+
+export const channelConfigSchema = z.discriminatedUnion(
+  'type',
+  [slackChannelConfigSchema, emailChannelConfigSchema, webhookChannelConfigSchema],
+  {
+    // Typed as invalid_union only, but a non-map entry arrives here as invalid_type.
+    error: (issue) => {
+      const code: string = issue.code;
+      if (code === 'invalid_union') {
+        return `unknown channel type; expected one of: ${CHANNEL_TYPES.join(', ')}`;
+      }
+      return issue.input === undefined
+        ? 'required'
+        : 'expected a channel definition (a map with a type)';
+    },
+  },
+);
+
+const quietWindowSchema = z
+  .string({ error: expected(`a window string; ${QUIET_WINDOW_HINT}`) })
+  .transform((text, ctx) => {
+    try {
+      return parseQuietWindow(text);
+    } catch (caught) {
+      ctx.addIssue({ code: 'custom', message: toError(caught).message });
+      return z.NEVER;
+    }
+  });
+
+const quietHoursSchema = z.strictObject({
+  timezone: timeZoneField(),
+  windows: z
+    .array(quietWindowSchema, { error: expected('a list of windows') })
+    .min(1, { error: 'at least one window is required' }),
+  /** Event kinds that are delivered even during quiet hours. */
+  except: z.array(eventKindSchema, { error: expected('a list of event kinds') }).default([]),
+});
+
+const cronSchema = z.string({ error: expected(CRON_HINT) }).transform((text, ctx) => {
+  try {
+    return parseCron(text).expression;
+  } catch (caught) {
+    ctx.addIssue({ code: 'custom', message: toError(caught).message });
+    return z.NEVER;
+  }
+});
+
+const digestSchema = z.strictObject({
+  /** 5-field cron expression, evaluated in `timezone`. */
+  schedule: cronSchema,
+  timezone: timeZoneField(),
+});
+
+function unique<T>(items: T[]): T[] {
+  return [...new Set(items)];
+}
+
+const subscriptionSchema = z
+  .strictObject({
+    name: z
+      .string({ error: expected('a subscription name') })
+      .regex(NAME, { error: `expected a name made of ${NAME_HINT}` }),
+    /** Upstream feedIds; `*` means every service. */
+    services: z
+      .array(
+        nonEmptyString('a feedId or "*"').refine((s) => !/\s/.test(s), {
+          error: 'must not contain whitespace',
+        }),
+        { error: expected('a list of feedIds') },
+      )
+      .default([]),
+    /** Category slugs (resolved with GET /services?category=). */
+    categories: z
+      .array(
+        z
+          .string({ error: expected('a category slug') })
+          .regex(/^[a-z0-9][a-z0-9_-]*$/, { error: 'expected a lower-case category slug' }),
+        { error: expected('a list of category slugs') },
+      )
+      .default([]),
+    /** Defaults to every event kind. */
+    events: z
+      .array(eventKindSchema, { error: expected('a list of event kinds') })
+      .min(1, { error: 'at least one event kind is required (omit the key for all kinds)' })
+      .transform(unique)
+      .default(() => [...EVENT_KINDS]),
+    channels: z
+      .array(nonEmptyString('a channel name'), { error: expected('a list of channel names') })
+      .min(1, { error: 'at least one channel is required' })
+      .transform(unique),
+    /** Batch window: a burst becomes one message per channel. */
+    group: durationField(SECOND).optional(),
+    /** Reminder interval while a problem persists. */
+    repeat: durationField(MINUTE).optional(),
+    quietHours: quietHoursSchema.optional(),
+    digest: digestSchema.optional(),
+  })
+  .superRefine(
+    (value, ctx) => {
+      const raw: unknown = value;
+      if (!isPlainObject(raw)) return;
+      const count = (items: unknown) => (Array.isArray(items) ? items.length : 0);
+      const hasServices = 'services' in raw && raw.services !== undefined;
+      const hasCategories = 'categories' in raw && raw.categories !== undefined;
+      // Only when both lists are valid (or absent) and empty: otherwise their own issue says enough.
+      if (
+        (hasServices && !Array.isArray(raw.services)) ||
+        (hasCategories && !Array.isArray(raw.categories))
+      ) {
+        return;
+      }
+      if (count(raw.services) + count(raw.categories) === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            'at least one of services or categories must list something ("*" = every service)',
+        });
+      }
+    },
+    { when: () => true },
+  );
+
+/** Cross-field checks: run even when other parts are invalid, so all problems show at once. */
+function checkReferences(value: unknown, ctx: z.RefinementCtx): void {
+  if (!isPlainObject(value)) return;
+  const channels = isPlainObject(value.channels) ? Object.keys(value.channels) : undefined;
+  const subscriptions = Array.isArray(value.subscriptions)
+    ? (value.subscriptions as unknown[])
+    : [];
+  const firstIndexByName = new Map<string, number>();
+  subscriptions.forEach((subscription, index) => {
+    if (!isPlainObject(subscription)) return;
+    const { name } = subscription;
+    if (typeof name === 'string') {
+      const first = firstIndexByName.get(name);
+      if (first === undefined) {
+        firstIndexByName.set(name, index);
+      } else {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'name'],
+          message: `duplicate subscription name (already used by ${formatPath(['subscriptions', first])})`,
+        });
+      }
+    }
+    if (channels === undefined || !Array.isArray(subscription.channels)) return;
+    (subscription.channels as unknown[]).forEach((channel, position) => {
+      if (typeof channel === 'string' && channel !== '' && !channels.includes(channel)) {
+        const known =
+          channels.length === 0 ? 'no channels are defined' : `defined: ${channels.join(', ')}`;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'channels', position],
+          message: `unknown channel (${known})`,
+        });
+      }
+    });
+  });
+}
+
+export const configSchema = z
+  .strictObject({
+    upstream: upstreamSchema,
+    redis: redisSchema,
+    poll: pollSchema,
+    rules: rulesSchema,
+    server: serverSchema,
+    channels: z.record(
+      z.string().regex(NAME, { error: `invalid channel name; use ${NAME_HINT}` }),
+      channelConfigSchema,
+      { error: expected('a map of channel names to channel definitions') },
+    ),
+    subscriptions: z.array(subscriptionSchema, { error: expected('a list of subscriptions') }),
+  })
+  .superRefine(
+    (value, ctx) => {
+      checkReferences(value, ctx);
+    },
+    { when: () => true },
+  );
+
+/** The validated config: defaults applied, durations in milliseconds. */
+export type Config = z.output<typeof configSchema>;
+/** What the YAML file may contain (after `${VAR}` substitution). */
+export type ConfigInput = z.input<typeof configSchema>;
+
+export type UpstreamConfig = Config['upstream'];
+export type RedisConfig = Config['redis'];
+export type PollConfig = Config['poll'];
+export type RulesConfig = Config['rules'];
+export type ServerConfig = Config['server'];
+export type ChannelConfig = z.output<typeof channelConfigSchema>;
+export type ChannelType = ChannelConfig['type'];
+export type SubscriptionConfig = Config['subscriptions'][number];
+export type QuietHoursConfig = NonNullable<SubscriptionConfig['quietHours']>;
+export type DigestConfig = NonNullable<SubscriptionConfig['digest']>;
+
+// Keeps CHANNEL_TYPES and the union in step at compile time.
+const _channelTypesMatch: ChannelType extends (typeof CHANNEL_TYPES)[number]
+  ? (typeof CHANNEL_TYPES)[number] extends ChannelType
+    ? true
+    : never
+  : never = true;

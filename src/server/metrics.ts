@@ -1,0 +1,91 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric statuswatch exports, on a registry of its own (tests create as many as they like). */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'statuswatch_' });
+  const m = {
+    registry,
+    polls: new Counter({
+      name: 'statuswatch_polls_total',
+      help: 'Poll cycles by kind and outcome (ok, failed, conflict, rate_limited)',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    cycleDuration: new Histogram({
+      name: 'statuswatch_poll_cycle_duration_seconds',
+      help: 'Duration of a poll cycle (request, diff, hand-off, commit) by kind',
+      labelNames: ['kind'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    skippedRows: new Counter({
+      name: 'statuswatch_upstream_rows_skipped_total',
+      help: 'Malformed or unidentifiable upstream rows skipped, by poll kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    upstreamRequests: new Counter({
+      name: 'statuswatch_upstream_requests_total',
+      help: 'HTTP requests to the upstream API by route and status code',
+      labelNames: ['route', 'status'] as const,
+      registers: [registry],
+    }),
+    upstreamDuration: new Histogram({
+      name: 'statuswatch_upstream_request_duration_seconds',
+      help: 'Upstream request duration by route',
+      labelNames: ['route'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    rateLimitRemaining: new Gauge({
+      name: 'statuswatch_upstream_ratelimit_remaining',
+      help: 'X-RateLimit-Remaining of the latest upstream response',
+      registers: [registry],
+    }),
+    rateLimitLimit: new Gauge({
+      name: 'statuswatch_upstream_ratelimit_limit',
+      help: 'X-RateLimit-Limit of the latest upstream response',
+      registers: [registry],
+    }),
+    transitions: new Counter({
+      name: 'statuswatch_transitions_total',
+      help: 'Transitions detected, by event kind',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    deliveries: new Counter({
+      name: 'statuswatch_deliveries_total',
+      help: 'Delivery attempts by channel type, outcome (sent, retry, dead) and failure reason',
+      labelNames: ['channel_type', 'outcome', 'reason'] as const,
+      registers: [registry],
+    }),
+    deliveryLatency: new Histogram({
+      name: 'statuswatch_delivery_latency_seconds',
+      help: 'From routing to successful delivery, by channel type',
+      labelNames: ['channel_type'] as const,
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: [registry],
+    }),
+    queueDepth: new Gauge({
+      name: 'statuswatch_queue_jobs',
+      help: 'Jobs in each BullMQ queue by state (sampled at scrape time)',
+      labelNames: ['queue', 'state'] as const,
+      registers: [registry],
+    }),
+    deadLetters: new Gauge({
+      name: 'statuswatch_dead_letters',
+      help: 'Deliveries in the dead-letter set (failed for good), sampled at scrape time',
+      registers: [registry],
+    }),
+    configReloads: new Counter({
+      name: 'statuswatch_config_reloads_total',
+      help: 'Config reloads by outcome (ok, rejected)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+  };
+  return m;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,141 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import type { Metrics } from './metrics.js';
+
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, boolean>;
+}
+
+export interface AdminApi {
+  deadLetters(): Promise<unknown>;
+  retryDeadLetter(id: string): Promise<boolean>;
+  serviceState(feedId: string): Promise<unknown>;
+}
+
+export interface OpsServerOptions {
+  port: number;
+  host?: string;
+  metrics: Metrics;
+  /** Called before each scrape to sample queue depths. */
+  beforeScrape?: () => Promise<void>;
+  readiness: () => Promise<Readiness>;
+  adminToken: () => string | undefined;
+  admin: AdminApi;
+  log: Logger;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Constant-time bearer check (both sides hashed to equal length first). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  if (header === undefined) return false;
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  const presented = match?.[1] ?? '';
+  return timingSafeEqual(digest(presented), digest(token)) && presented.length > 0;
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType = 'application/json',
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+/**
+ * The ops HTTP server: /healthz (alive), /readyz (Redis answers, workers running, config loaded),
+ * /metrics (Prometheus text), /admin/* (bearer adminToken; off when no token is configured).
+ */
+export class OpsServer {
+  private server: Server | null = null;
+
+  constructor(private readonly options: OpsServerOptions) {}
+
+  async start(): Promise<number> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.options.log.error(
+          { event: 'ops:error', err: toError(err).message },
+          'ops request failed',
+        );
+        if (!res.headersSent) send(res, 500, { error: 'internal error' });
+        else res.end();
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port, this.options.host ?? '0.0.0.0', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return (server.address() as AddressInfo).port;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname;
+    if (path === '/healthz') { send(res, 200, { status: 'ok' }); return; }
+    if (path === '/readyz') {
+      const r = await this.options.readiness();
+      send(res, r.ready ? 200 : 503, {
+        status: r.ready ? 'ready' : 'not ready',
+        checks: r.checks,
+      }); return;
+    }
+    if (path === '/metrics') {
+      await this.options.beforeScrape?.().catch(() => undefined);
+      const text = await this.options.metrics.registry.metrics();
+      send(res, 200, text, this.options.metrics.registry.contentType); return;
+    }
+    if (path.startsWith('/admin/')) return this.admin(req, res, path);
+    send(res, 404, { error: `no such path: ${path}` });
+  }
+
+  private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const token = this.options.adminToken();
+    if (token === undefined || token === '')
+      { send(res, 404, { error: 'admin API disabled (no server.adminToken)' }); return; }
+    if (!bearerMatches(req.headers.authorization, token)) {
+      res.setHeader('www-authenticate', 'Bearer');
+      send(res, 401, { error: 'missing or wrong bearer token' }); return;
+    }
+    const method = req.method ?? 'GET';
+    if (path === '/admin/dead-letters' && method === 'GET') {
+      send(res, 200, { deadLetters: await this.options.admin.deadLetters() }); return;
+    }
+    const retry = /^\/admin\/dead-letters\/([^/]+)\/retry$/.exec(path);
+    if (retry !== null && method === 'POST') {
+      const id = decodeURIComponent(retry[1] ?? '');
+      const ok = await this.options.admin.retryDeadLetter(id);
+      send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` }); return;
+    }
+    const service = /^\/admin\/services\/([^/]+)$/.exec(path);
+    if (service !== null && method === 'GET') {
+      send(
+        res,
+        200,
+        await this.options.admin.serviceState(decodeURIComponent(service[1] ?? '')),
+      ); return;
+    }
+    send(res, 404, { error: `no such admin route: ${method} ${path}` });
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server === null) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+  }
+}

@@ -1,0 +1,593 @@
+/**
+ * Pure functions from the wire format (validated by `schemas.ts`) to the normalized model
+ * (`model.ts`). No I/O, no clock. A malformed row of a list is skipped and counted; a malformed
+ * single record or a list that is not a list is a `problem` (the client turns it into an
+ * `upstream_bad_envelope` error).
+ */
+import type { z } from 'zod';
+import type {
+  Incident,
+  IncidentList,
+  IncidentStatus,
+  IncidentUpdate,
+  ScoreRecord,
+  ScoreReport,
+  ServiceInfo,
+  ServiceList,
+  ServiceState,
+  ServiceStatus,
+  SlaRecord,
+  SlaReport,
+  SlaStatus,
+  SourceKind,
+  StatusSnapshot,
+  Variant,
+} from './model.js';
+import {
+  INCIDENT_VARIANT_A_FIELDS,
+  SERVICE_VARIANT_A_FIELDS,
+  STATUS_VARIANT_A_FIELDS,
+  envelopeSchema,
+  incidentMetaSchema,
+  incidentSchema,
+  incidentUpdateSchema,
+  rowListSchema,
+  scoreDataSchema,
+  scoreRecordSchema,
+  serviceListMetaSchema,
+  serviceSchema,
+  slaDataSchema,
+  slaRecordSchema,
+  statusMetaSchema,
+  statusRowASchema,
+  statusRowBSchema,
+  type WireEnvelope,
+  type WireIncident,
+  type WireScoreRecord,
+  type WireService,
+  type WireSlaRecord,
+  type WireStatusRowA,
+  type WireStatusRowB,
+} from './schemas.js';
+
+/** Any value JSON can carry: what rankings and analytics return (their shape is undocumented). */
+export type JsonValue =
+  null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** Outcome of normalizing one payload: a value plus the rows skipped, or why it is unusable. */
+export type Normalized<T> =
+  { ok: true; value: T; skipped: number } | { ok: false; problem: string };
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary mapping (vocab.md)
+
+const SERVICE_STATUS: ReadonlyMap<string, ServiceStatus> = new Map<string, ServiceStatus>([
+  ['operational', 'operational'],
+  ['up', 'operational'],
+  ['reachable', 'operational'],
+  ['none', 'operational'],
+  ['degraded', 'degraded'],
+  ['degraded_performance', 'degraded'],
+  ['minor', 'degraded'],
+  ['partial_outage', 'partial_outage'],
+  ['major', 'partial_outage'],
+  ['major_outage', 'major_outage'],
+  ['down', 'major_outage'],
+  ['unreachable', 'major_outage'],
+  ['critical', 'major_outage'],
+  ['maintenance', 'maintenance'],
+  ['under_maintenance', 'maintenance'],
+]);
+
+const INCIDENT_STATUS: ReadonlyMap<string, IncidentStatus> = new Map<string, IncidentStatus>([
+  ['investigating', 'investigating'],
+  ['identified', 'identified'],
+  ['monitoring', 'monitoring'],
+  ['resolved', 'resolved'],
+]);
+
+const SLA_STATUS: ReadonlyMap<string, SlaStatus> = new Map<string, SlaStatus>([
+  ['met', 'met'],
+  ['at_risk', 'at_risk'],
+  ['breached', 'breached'],
+]);
+
+const SOURCE_KIND: ReadonlyMap<string, SourceKind> = new Map<string, SourceKind>([
+  ['official', 'official'],
+  ['reachability', 'reachability'],
+  ['community', 'community'],
+]);
+
+function lookup<T>(table: ReadonlyMap<string, T>, raw: string | null | undefined, fallback: T): T {
+  if (raw === null || raw === undefined) return fallback;
+  return table.get(raw.trim().toLowerCase()) ?? fallback;
+}
+
+/** Any status word of either variant (displayStatus, status, indicator, reachability). */
+export function mapServiceStatus(raw: string | null | undefined): ServiceStatus {
+  return lookup(SERVICE_STATUS, raw, 'unknown');
+}
+
+export function mapIncidentStatus(raw: string | null | undefined): IncidentStatus {
+  return lookup(INCIDENT_STATUS, raw, 'unknown');
+}
+
+export function mapSlaStatus(raw: string | null | undefined): SlaStatus {
+  return lookup(SLA_STATUS, raw, 'unknown');
+}
+
+export function mapSourceKind(raw: string | null | undefined): SourceKind {
+  return lookup(SOURCE_KIND, raw, 'unknown');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function hasAny(row: unknown, fields: readonly string[]): boolean {
+  if (!isRecord(row)) return false;
+  return fields.some((f) => row[f] !== undefined);
+}
+
+/** Variant of one status row: A when it carries any Variant A field, else B. */
+export function detectStatusRowVariant(row: unknown): Variant {
+  return hasAny(row, STATUS_VARIANT_A_FIELDS) ? 'A' : 'B';
+}
+
+function firstString(...values: (string | null | undefined)[]): string | null {
+  for (const v of values) if (typeof v === 'string') return v;
+  return null;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
+    .join('; ');
+}
+
+/** Parses each row, skipping (and counting) the ones that fail. */
+function mapRows<W, T>(
+  rows: readonly unknown[],
+  parse: (row: unknown) => { success: true; data: W } | { success: false },
+  build: (wire: W, raw: Record<string, unknown>) => T,
+): { items: T[]; skipped: number } {
+  const items: T[] = [];
+  let skipped = 0;
+  for (const row of rows) {
+    if (!isRecord(row)) {
+      skipped++;
+      continue;
+    }
+    const parsed = parse(row);
+    if (parsed.success) items.push(build(parsed.data, row));
+    else skipped++;
+  }
+  return { items, skipped };
+}
+
+function asList(
+  data: unknown,
+  what: string,
+): { ok: true; rows: unknown[] } | { ok: false; problem: string } {
+  const parsed = rowListSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `${what}: data is not an array` };
+  return { ok: true, rows: parsed.data };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Envelope
+
+/**
+ * Checks the envelope of a 2xx body: an object with boolean `success`; `success:false` is a
+ * problem (quoted `error` text in `upstreamError`).
+ */
+export function parseEnvelope(
+  body: unknown,
+):
+  | { ok: true; envelope: WireEnvelope }
+  | { ok: false; problem: string; upstreamError: string | null } {
+  const parsed = envelopeSchema.safeParse(body);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      problem: `not a response envelope (${describeIssues(parsed.error)})`,
+      upstreamError: null,
+    };
+  }
+  if (!parsed.data.success) {
+    const err = parsed.data.error;
+    return {
+      ok: false,
+      problem: 'success:false in a 2xx response',
+      upstreamError: typeof err === 'string' ? err : null,
+    };
+  }
+  if (parsed.data.data === undefined) {
+    return { ok: false, problem: 'envelope has no data', upstreamError: null };
+  }
+  return { ok: true, envelope: parsed.data };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Services
+
+function buildService(w: WireService): ServiceInfo {
+  return {
+    feedId: w.feedId,
+    name: w.name ?? w.feedId,
+    url: w.url ?? null,
+    canonicalUrl: w.canonicalUrl ?? null,
+    officialStatusUrl: w.officialStatusUrl ?? null,
+    feedType: w.feedType ?? null,
+    sourceKind: mapSourceKind(w.sourceKind),
+    sourceKindRaw: w.sourceKind ?? null,
+    sourceLabel: w.sourceLabel ?? null,
+    description: w.description ?? null,
+  };
+}
+
+export function normalizeServiceList(data: unknown, meta: unknown): Normalized<ServiceList> {
+  const list = asList(data, 'services');
+  if (!list.ok) return list;
+  const { items, skipped } = mapRows(list.rows, (r) => serviceSchema.safeParse(r), buildService);
+  const m = serviceListMetaSchema.safeParse(meta);
+  const variant: Variant = list.rows.some((r) => hasAny(r, SERVICE_VARIANT_A_FIELDS)) ? 'A' : 'B';
+  return {
+    ok: true,
+    value: {
+      variant,
+      total: (m.success ? m.data.total : undefined) ?? list.rows.length,
+      services: items,
+    },
+    skipped,
+  };
+}
+
+export function normalizeService(data: unknown): Normalized<ServiceInfo> {
+  const parsed = serviceSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `service: ${describeIssues(parsed.error)}` };
+  return { ok: true, value: buildService(parsed.data), skipped: 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status
+
+function buildStateA(w: WireStatusRowA): ServiceState {
+  const statusRaw = firstString(
+    w.displayStatus,
+    w.status,
+    w.endpointReachabilityStatus,
+    w.availabilityStatus,
+  );
+  return {
+    feedId: w.feedId,
+    name: w.name ?? null,
+    variant: 'A',
+    status: mapServiceStatus(statusRaw),
+    statusRaw,
+    indicator: null,
+    sourceKind: mapSourceKind(w.sourceKind),
+    sourceKindRaw: w.sourceKind ?? null,
+    canonicalUrl: w.canonicalUrl ?? null,
+    officialStatusUrl: w.officialStatusUrl ?? null,
+    summary: w.summary ?? null,
+    verificationState: w.verificationState ?? null,
+    verifiedAt: w.verifiedAt ?? null,
+    activeIncidentCount: w.activeIncidentCount ?? null,
+    incidentScope: w.incidentScope ?? null,
+    lastChanged: w.lastChanged ?? null,
+    lastCheck: w.lastSuccessfulCheck ?? null,
+  };
+}
+
+const SEVERITY: Readonly<Record<ServiceStatus, number>> = {
+  unknown: -1,
+  operational: 0,
+  maintenance: 1,
+  degraded: 2,
+  partial_outage: 3,
+  major_outage: 4,
+};
+
+/**
+ * Variant B says it twice: `status` (up/degraded/down) and `indicator` (none/minor/major/critical).
+ * `status: degraded, indicator: major` is a partial outage, so the more severe of the two wins
+ * (Variant A would say `partial_outage` for the same service).
+ */
+function statusOfB(w: WireStatusRowB): ServiceStatus {
+  const fromStatus = mapServiceStatus(w.status);
+  const fromIndicator = mapServiceStatus(w.indicator);
+  if (w.status !== undefined && fromStatus === 'unknown') return 'unknown';
+  return SEVERITY[fromIndicator] > SEVERITY[fromStatus] ? fromIndicator : fromStatus;
+}
+
+function buildStateB(w: WireStatusRowB): ServiceState {
+  const statusRaw = firstString(w.status, w.indicator);
+  return {
+    feedId: w.feedId,
+    name: null,
+    variant: 'B',
+    status: statusOfB(w),
+    statusRaw,
+    indicator: w.indicator ?? null,
+    sourceKind: 'unknown',
+    sourceKindRaw: null,
+    canonicalUrl: null,
+    officialStatusUrl: null,
+    summary: null,
+    verificationState: null,
+    verifiedAt: null,
+    activeIncidentCount: null,
+    incidentScope: null,
+    lastChanged: null,
+    lastCheck: w.lastCheck ?? null,
+  };
+}
+
+type StateParse = { success: true; data: ServiceState } | { success: false };
+
+function parseStatusRow(row: unknown): StateParse {
+  if (detectStatusRowVariant(row) === 'A') {
+    const p = statusRowASchema.safeParse(row);
+    return p.success ? { success: true, data: buildStateA(p.data) } : { success: false };
+  }
+  const p = statusRowBSchema.safeParse(row);
+  return p.success ? { success: true, data: buildStateB(p.data) } : { success: false };
+}
+
+export function normalizeStatusSnapshot(data: unknown, meta: unknown): Normalized<StatusSnapshot> {
+  const list = asList(data, 'status');
+  if (!list.ok) return list;
+  const { items, skipped } = mapRows(list.rows, parseStatusRow, (s) => s);
+  const m = statusMetaSchema.safeParse(meta);
+  const md = m.success ? m.data : undefined;
+  const includes = md?.includes;
+  const variant: Variant =
+    items.some((s) => s.variant === 'A') || (items.length === 0 && includes !== undefined)
+      ? 'A'
+      : 'B';
+  return {
+    ok: true,
+    value: {
+      variant,
+      total: md?.total ?? list.rows.length,
+      generated: md?.generated ?? null,
+      ageSeconds: md?.age_seconds ?? null,
+      includes:
+        includes === undefined
+          ? null
+          : {
+              incidents: includes.incidents ?? false,
+              maintenances: includes.maintenances ?? false,
+            },
+      services: items,
+    },
+    skipped,
+  };
+}
+
+/** `/status/{feedId}` (full or `compact=1`). */
+export function normalizeServiceState(data: unknown): Normalized<ServiceState> {
+  const parsed = parseStatusRow(data);
+  if (!parsed.success || !isRecord(data)) {
+    const issues =
+      detectStatusRowVariant(data) === 'A'
+        ? statusRowASchema.safeParse(data).error
+        : statusRowBSchema.safeParse(data).error;
+    return {
+      ok: false,
+      problem: `status: ${issues === undefined ? 'not an object' : describeIssues(issues)}`,
+    };
+  }
+  return { ok: true, value: parsed.data, skipped: 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incidents
+
+/** Unix seconds from a number of seconds, a numeric string or an ISO 8601 string; else null. */
+export function toUnixSeconds(value: number | string | null | undefined): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  if (trimmed === '') return null;
+  if (/^-?\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed);
+  const ms = Date.parse(trimmed);
+  return Number.isNaN(ms) ? null : Math.floor(ms / 1000);
+}
+
+/** Best effort: every item becomes one update (the count matters for transition ids). */
+export function normalizeIncidentUpdate(item: unknown): IncidentUpdate {
+  if (typeof item === 'string') return { status: null, text: item, at: null };
+  const p = incidentUpdateSchema.safeParse(item);
+  if (!p.success) return { status: null, text: null, at: null };
+  const u = p.data;
+  return {
+    status: u.status ?? null,
+    text: firstString(u.body, u.text, u.message, u.description),
+    at:
+      toUnixSeconds(u.created) ??
+      toUnixSeconds(u.created_at) ??
+      toUnixSeconds(u.timestamp) ??
+      toUnixSeconds(u.at) ??
+      toUnixSeconds(u.updated),
+  };
+}
+
+function buildIncident(w: WireIncident, raw: Record<string, unknown>): Incident | null {
+  const serviceName = w.service ?? w.feedId;
+  if (serviceName === undefined) return null;
+  const isA = hasAny(raw, INCIDENT_VARIANT_A_FIELDS);
+  return {
+    id: w.id,
+    feedId: w.feedId ?? null,
+    serviceName,
+    title: w.title ?? '',
+    status: mapIncidentStatus(w.status),
+    statusRaw: w.status ?? '',
+    started: w.started,
+    updates: (w.updates ?? []).map(normalizeIncidentUpdate),
+    sourceKind: isA && w.sourceKind !== undefined ? mapSourceKind(w.sourceKind) : null,
+    verificationState: w.verificationState ?? null,
+    verifiedAt: w.verifiedAt ?? null,
+    officialStatusUrl: w.officialStatusUrl ?? null,
+    canonicalServiceUrl: w.canonicalServiceUrl ?? null,
+  };
+}
+
+function parseIncident(row: unknown): { success: true; data: Incident } | { success: false } {
+  if (!isRecord(row)) return { success: false };
+  const p = incidentSchema.safeParse(row);
+  if (!p.success) return { success: false };
+  const incident = buildIncident(p.data, row);
+  return incident === null ? { success: false } : { success: true, data: incident };
+}
+
+export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<IncidentList> {
+  const list = asList(data, 'incidents');
+  if (!list.ok) return list;
+  const { items, skipped } = mapRows(list.rows, parseIncident, (i) => i);
+  const m = incidentMetaSchema.safeParse(meta);
+  const md = m.success ? m.data : undefined;
+  const metaIsA = md?.sourceKind !== undefined || md?.verificationState !== undefined;
+  const rowsAreA = list.rows.some((r) => hasAny(r, INCIDENT_VARIANT_A_FIELDS));
+  return {
+    ok: true,
+    value: {
+      variant: metaIsA || rowsAreA ? 'A' : 'B',
+      total: md?.total ?? list.rows.length,
+      servicesAffected: md?.services_affected ?? null,
+      sourceKind: md?.sourceKind ?? null,
+      verificationState: md?.verificationState ?? null,
+      incidents: items,
+    },
+    skipped,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// SLA
+
+function buildSla(w: WireSlaRecord): SlaRecord {
+  return {
+    feedId: w.feedId,
+    name: w.name ?? w.feedId,
+    slaTarget: w.sla_target,
+    uptime30d: w.uptime_30d,
+    status: mapSlaStatus(w.status),
+    statusRaw: w.status,
+    margin: w.margin,
+  };
+}
+
+export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
+  const parsed = slaDataSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
+  const { items, skipped } = mapRows(
+    parsed.data.services,
+    (r) => slaRecordSchema.safeParse(r),
+    buildSla,
+  );
+  const s = parsed.data.summary;
+  return {
+    ok: true,
+    value: {
+      summary: {
+        servicesTracked: s?.services_tracked ?? null,
+        complianceRate: s?.compliance_rate ?? null,
+        servicesBreachingSla: s?.services_breaching_sla ?? null,
+      },
+      services: items,
+    },
+    skipped,
+  };
+}
+
+export function normalizeSlaRecord(data: unknown): Normalized<SlaRecord> {
+  const parsed = slaRecordSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
+  return { ok: true, value: buildSla(parsed.data), skipped: 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scores
+
+function buildScore(w: WireScoreRecord): ScoreRecord {
+  const c = w.components;
+  return {
+    feedId: w.feedId,
+    name: w.name ?? w.feedId,
+    score: w.score,
+    grade: w.grade ?? null,
+    tier: w.tier ?? null,
+    components: {
+      uptime: c?.uptime ?? null,
+      incidents: c?.incidents ?? null,
+      resolution: c?.resolution ?? null,
+      sla: c?.sla ?? null,
+    },
+  };
+}
+
+export function normalizeScoreReport(data: unknown): Normalized<ScoreReport> {
+  const parsed = scoreDataSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
+  const { items, skipped } = mapRows(
+    parsed.data.scores,
+    (r) => scoreRecordSchema.safeParse(r),
+    buildScore,
+  );
+  const s = parsed.data.summary;
+  return {
+    ok: true,
+    value: {
+      summary: {
+        servicesScored: s?.services_scored ?? null,
+        avgScore: s?.avg_score ?? null,
+        topService: s?.top_service ?? null,
+      },
+      scores: items,
+    },
+    skipped,
+  };
+}
+
+export function normalizeScoreRecord(data: unknown): Normalized<ScoreRecord> {
+  const parsed = scoreRecordSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
+  return { ok: true, value: buildScore(parsed.data), skipped: 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rankings, analytics
+
+/** Undocumented shapes: the envelope's `data` as parsed JSON. */
+export function normalizeOpaque(data: unknown): Normalized<JsonValue> {
+  if (!isJsonValue(data)) return { ok: false, problem: 'data is not a JSON value' };
+  return { ok: true, value: data, skipped: 0 };
+}
+
+/** True for values `JSON.parse` can produce (checked shallowly-recursive, no cycles possible). */
+export function isJsonValue(value: unknown): value is JsonValue {
+  if (value === null) return true;
+  switch (typeof value) {
+    case 'boolean':
+    case 'string':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object':
+      if (Array.isArray(value)) return value.every(isJsonValue);
+      return Object.values(value).every(isJsonValue);
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+      return false;
+  }
+  return false;
+}
