@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { watch } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { toError } from './errors.js';
 import { createLogger } from './log.js';
@@ -73,12 +75,23 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
   process.on('SIGHUP', () => {
     reload('SIGHUP');
   });
-  // Kubernetes updates a mounted ConfigMap by swapping a symlink: watch the directory.
+  // Kubernetes updates a mounted ConfigMap by swapping a `..data` symlink in its directory, which
+  // a watch on the file itself would miss after the first swap: watch the directory and reload
+  // when the file's content actually changed.
   let debounce: NodeJS.Timeout | null = null;
+  let lastText = await readFile(file, 'utf8').catch(() => '');
   try {
-    const watcher = watch(file, { persistent: false }, () => {
+    const watcher = watch(dirname(resolvePath(file)), { persistent: false }, () => {
       if (debounce !== null) clearTimeout(debounce);
-      debounce = setTimeout(() => { reload('file changed'); }, 500);
+      debounce = setTimeout(() => {
+        void readFile(file, 'utf8')
+          .then((text) => {
+            if (text === lastText) return;
+            lastText = text;
+            reload('file changed');
+          })
+          .catch(() => undefined);
+      }, 300);
     });
     watcher.on('error', () => undefined);
   } catch {

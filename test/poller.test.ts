@@ -1,0 +1,184 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSimulator, type Simulator, type SimulatorOptions } from '../src/sim/index.js';
+import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
+import { Pipeline, type CycleReport, type PollKind } from '../src/pipeline/cycle.js';
+import { Handoff } from '../src/pipeline/handoff.js';
+import { Poller } from '../src/scheduler/poller.js';
+import { silentLogger } from '../src/log.js';
+import { createRedis } from '../src/redis.js';
+import { testRedis, REDIS_URL, type TestRedis } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
+import type { Redis } from 'ioredis';
+
+interface Replica {
+  poller: Poller;
+  client: UpstreamClient;
+  redis: Redis;
+  handoff: Handoff;
+  cycles: CycleReport[];
+}
+
+let sim: Simulator | undefined;
+let tr: TestRedis | undefined;
+let replicas: Replica[] = [];
+
+afterEach(async () => {
+  for (const r of replicas) {
+    await r.poller.stop();
+    await r.handoff.close();
+    await r.client.close();
+    r.redis.disconnect();
+  }
+  replicas = [];
+  await sim?.close();
+  sim = undefined;
+  await tr?.cleanup();
+  tr = undefined;
+});
+
+async function setup(simOptions: SimulatorOptions): Promise<string> {
+  sim = createSimulator({ services: 100, ...simOptions });
+  tr = await testRedis('poll');
+  return sim.listen(0, '127.0.0.1');
+}
+
+async function replica(
+  baseUrl: string,
+  intervals: Partial<Record<PollKind, number>>,
+  o: { apiKey?: string; budget?: number } = {},
+): Promise<Replica> {
+  const redis = createRedis(REDIS_URL);
+  const client = createUpstreamClient({ baseUrl, apiKey: o.apiKey, timeoutMs: 5000 });
+  const handoff = new Handoff(redis, tr!.keys);
+  const log = silentLogger();
+  const pipeline = new Pipeline({
+    client,
+    redis,
+    keys: tr!.keys,
+    handoff,
+    log,
+    rules: { statusConfirmations: 2, scoreDrop: 5 },
+  });
+  const poller = new Poller({
+    connection: redis,
+    keys: tr!.keys,
+    pipeline,
+    intervals,
+    budget: o.budget ?? 30,
+    apiKey: o.apiKey,
+    log,
+    keeperIntervalMs: 1000,
+  });
+  const r: Replica = { poller, client, redis, handoff, cycles: [] };
+  poller.on('cycle', (c) => r.cycles.push(c));
+  replicas.push(r);
+  await poller.start();
+  return r;
+}
+
+describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
+  it('three replicas sharing a 30/min budget poll steadily and never get a 429', async () => {
+    const url = await setup({ rateLimit: { public: 30, premium: 120, windowMs: 60_000 } });
+    // Asking for far more than the budget (2 polls a second) on purpose: the shared limiter must hold.
+    for (let i = 0; i < 3; i++) await replica(url, { status: 500, incidents: 500 });
+    const started = Date.now();
+    await waitFor(() => replicas.flatMap((r) => r.cycles).length >= 8, {
+      timeoutMs: 30_000,
+      what: '8 poll cycles',
+    });
+    const elapsed = Date.now() - started;
+    const cycles = replicas.flatMap((r) => r.cycles);
+    expect(sim!.stats.byStatus[429] ?? 0).toBe(0);
+    expect(cycles.every((c) => c.outcome !== 'failed')).toBe(true);
+    // The limiter's 10 s windows allow at most 4 jobs each (30/min budget).
+    expect(sim!.stats.requests).toBeLessThanOrEqual(4 * (Math.ceil(elapsed / 10_000) + 1));
+  });
+
+  it('N replicas still make one poll per interval', async () => {
+    const url = await setup({ rateLimit: false });
+    const t0 = Date.now();
+    const all: Replica[] = [];
+    for (let i = 0; i < 3; i++) all.push(await replica(url, { status: 2000 }, { budget: 600 }));
+    await waitFor(() => all.reduce((n, r) => n + r.cycles.length, 0) >= 4, {
+      timeoutMs: 15_000,
+      what: '4 status cycles',
+    });
+    const elapsed = Date.now() - t0;
+    const polls = sim!.stats.byPath['/api/v1/status'] ?? 0;
+    expect(polls).toBeGreaterThanOrEqual(4);
+    // One schedule shared by three replicas: one poll per 2 s interval, not three.
+    expect(polls).toBeLessThanOrEqual(Math.floor(elapsed / 2000) + 1);
+    const schedulers = await all[0]!.poller.queue.getJobSchedulers(0, -1);
+    expect(schedulers.map((s) => s.key).sort()).toEqual(['poll-catalog', 'poll-status']);
+  });
+
+  it('a 429 with Retry-After pauses every replica for that long, and the cycle is not lost', async () => {
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { incidents: 1000 }, { budget: 600 });
+    await waitFor(() => r.cycles.some((c) => c.kind === 'incidents' && c.outcome === 'ok'), {
+      what: 'a baseline cycle',
+    });
+    sim!.openIncident('stripe', { title: 'Checkout errors' });
+    sim!.failNext({ path: '/api/v1/incidents', status: 429, retryAfter: 2, count: 1 });
+    const limitedAt = await waitFor(
+      () => ((sim!.stats.byStatus[429] ?? 0) > 0 ? Date.now() : undefined),
+      { what: 'the 429' },
+    );
+    const opened = await waitFor(
+      () =>
+        r.cycles.find((c) =>
+          c.transitions.some((t) => t.kind === 'incident.opened' && t.feedId === 'stripe'),
+        ),
+      { timeoutMs: 10_000, what: 'incident.opened after the pause' },
+    );
+    expect(opened.outcome).toBe('ok');
+    expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(1900);
+    expect(sim!.stats.byStatus[429]).toBe(1);
+    const jobs = await r.handoff.queue.getJobs(['waiting', 'completed', 'delayed', 'active']);
+    expect(jobs.map((j) => `${j.data.kind} ${j.data.feedId}`)).toEqual(['incident.opened stripe']);
+  });
+
+  it('a 403 on a premium poll disables it with upstream.degraded instead of retrying forever', async () => {
+    const url = await setup({ rateLimit: false, keys: { 'no-scopes-key-123': { scopes: [] } } });
+    const r = await replica(
+      url,
+      { sla: 500, status: 60_000 },
+      { apiKey: 'no-scopes-key-123', budget: 600 },
+    );
+    const disabled = await new Promise<[string, string]>((resolve) =>
+      r.poller.once('poll:disabled', (kind, code) => { resolve([kind, code]); }),
+    );
+    expect(disabled).toEqual(['sla', 'upstream_forbidden']);
+    await waitFor(
+      async () => !(await r.poller.queue.getJobSchedulers(0, -1)).some((s) => s.key === 'poll-sla'),
+      { what: 'sla schedule removed' },
+    );
+    const before = sim!.stats.byPath['/api/v1/sla'] ?? 0;
+    await r.poller.syncSchedules(); // a replica's keeper must not bring it back
+    expect((await r.poller.queue.getJobSchedulers(0, -1)).map((s) => s.key).sort()).toEqual([
+      'poll-catalog',
+      'poll-status',
+    ]);
+    const jobs = await r.handoff.queue.getJobs(['waiting', 'completed']);
+    expect(jobs.map((j) => `${j.data.kind} ${String(j.data.current.reason)}`)).toEqual([
+      'upstream.degraded upstream_forbidden',
+    ]);
+    expect(sim!.stats.byPath['/api/v1/sla'] ?? 0).toBe(before);
+  });
+
+  it('schedules come back by themselves after Redis loses them', async () => {
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { status: 1000 }, { budget: 600 });
+    await waitFor(() => r.cycles.length >= 1, { what: 'a first cycle' });
+    await tr!.flush();
+    const n = r.cycles.length;
+    await waitFor(() => r.cycles.length >= n + 2, {
+      timeoutMs: 15_000,
+      what: 'polls after the flush',
+    });
+    expect((await r.poller.queue.getJobSchedulers(0, -1)).map((s) => s.key).sort()).toEqual([
+      'poll-catalog',
+      'poll-status',
+    ]);
+  });
+});
