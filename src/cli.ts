@@ -11,6 +11,7 @@ import type { Config } from './config/schema.js';
 import { App, BudgetError } from './app.js';
 import { createSimulator, loadScenario } from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
+import { runDemo } from './commands/demo.js';
 
 /** Exit codes: 0 ok, 1 invalid input (config, arguments), 2 runtime failure. */
 const EXIT_INVALID = 1;
@@ -210,6 +211,18 @@ function buildProgram(): Command {
     .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')
     .option('--key <key...>', 'API keys to accept (all premium scopes)')
     .action(simulate);
+
+  program
+    .command('demo')
+    .description(
+      'simulator + daemon + local Slack, e-mail and webhook sinks; prints each notification',
+    )
+    .option('--duration <seconds>', 'how long to run', intOption('--duration', 10, 3600), 90)
+    .option('--verbose', 'also print the daemon log')
+    .action(async (o: { duration: number; verbose?: boolean }) => {
+      const code = await runDemo({ durationMs: o.duration * 1000, verbose: o.verbose === true });
+      process.exit(code);
+    });
 
   return program;
 }

@@ -1,0 +1,124 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import { simpleParser } from 'mailparser';
+import { Webhook } from 'standardwebhooks';
+
+/** What a local sink received, ready to print. */
+export interface Received {
+  sink: 'slack' | 'email' | 'webhook';
+  /** Event kind(s) the message is about (from the webhook body; parsed from text for the others). */
+  summary: string;
+  lines: string[];
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+interface SlackBody {
+  text?: string;
+  blocks?: { type: string; text?: { text?: string }; elements?: { text?: string }[] }[];
+}
+
+/** A local stand-in for a Slack incoming webhook: answers `ok` and reports the message text. */
+export async function slackSink(
+  onMessage: (r: Received) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    void readBody(req).then((body) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      const parsed = JSON.parse(body) as SlackBody;
+      const lines: string[] = [];
+      for (const b of parsed.blocks ?? []) {
+        if (b.text?.text !== undefined) lines.push(...b.text.text.split('\n'));
+        for (const e of b.elements ?? []) if (e.text !== undefined) lines.push(e.text);
+      }
+      onMessage({ sink: 'slack', summary: parsed.text ?? '', lines });
+    });
+  });
+  const url = await listen(server);
+  return {
+    url: `${url}/services/T000/B000/demo`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** A local webhook receiver that verifies every delivery with the official standardwebhooks library. */
+export async function webhookSink(
+  secret: string,
+  onMessage: (r: Received) => void,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const wh = new Webhook(secret.replace(/^whsec_/, ''));
+  const server = createServer((req, res) => {
+    void readBody(req).then((body) => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      let verified = true;
+      try {
+        wh.verify(body, headers);
+      } catch {
+        verified = false;
+      }
+      res.writeHead(verified ? 204 : 400).end();
+      const parsed = JSON.parse(body) as {
+        type: string;
+        data: { eventId?: string; events?: unknown[] };
+      };
+      onMessage({
+        sink: 'webhook',
+        summary: parsed.type,
+        lines: [
+          `webhook-id ${headers['webhook-id'] ?? '?'}  signature ${verified ? 'verified' : 'INVALID'}`,
+          body.length > 300 ? `${body.slice(0, 300)}…` : body,
+        ],
+      });
+    });
+  });
+  const url = await listen(server);
+  return {
+    url: `${url}/hooks/statuswatch`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** An in-process SMTP server that parses every mail it accepts. */
+export async function smtpSink(
+  onMessage: (r: Received) => void,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      simpleParser(stream)
+        .then((mail) => {
+          const text = (mail.text ?? '').split('\n').filter((l) => l.trim() !== '');
+          const thread =
+            mail.inReplyTo === undefined ? '' : `  (thread: in reply to ${String(mail.inReplyTo)})`;
+          onMessage({
+            sink: 'email',
+            summary: mail.subject ?? '',
+            lines: [`Message-ID ${mail.messageId ?? '?'}${thread}`, ...text.slice(0, 6)],
+          });
+          callback();
+        })
+        .catch((err: unknown) => {
+          callback(err instanceof Error ? err : new Error(String(err)));
+        });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.server.address() as AddressInfo;
+  return { port: address.port, close: () => new Promise((r) => server.close(() => r())) };
+}

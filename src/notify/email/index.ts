@@ -1,0 +1,112 @@
+/**
+ * The e-mail notifier: renders, sends over SMTP with nodemailer (pooled when `smtp.pool`),
+ * classifies. Only rendered, header-safe values reach headers; the envelope (who receives the
+ * mail) comes from the channel config alone, never from message content. Nodemailer's own
+ * requeueing is off (BullMQ retries); file and URL access in message content is disabled.
+ */
+import nodemailer from 'nodemailer';
+import type { SendMailOptions, SMTPPoolOptions, SMTPTransportOptions } from 'nodemailer';
+import { toError } from '../../errors.js';
+import { classifyError } from '../classify.js';
+import { scrubDeliveryError } from '../secrets.js';
+import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import type { EmailChannelConfig } from './config.js';
+import { renderEmail } from './render.js';
+
+export interface EmailNotifierDeps {
+  /** SMTP connect/greeting/socket timeouts in milliseconds; default 10 s / 10 s / 30 s. */
+  timeouts?: { connectionMs?: number; greetingMs?: number; socketMs?: number };
+}
+
+/** `Name <addr@example.com>` → `addr@example.com`; a bare address stays as it is. */
+export function mailboxAddress(mailbox: string): string {
+  const named = /<([^<>\s]+)>\s*$/.exec(mailbox.trim());
+  return named?.[1] ?? mailbox.trim();
+}
+
+/** The SMTP password in the forms it may take on the wire (AUTH PLAIN / LOGIN are base64). */
+function smtpSecrets(config: EmailChannelConfig): string[] {
+  const auth = config.smtp.auth;
+  if (auth === undefined || auth.pass === '') return [];
+  const b64 = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
+  return [
+    auth.pass,
+    b64(auth.pass),
+    b64(`\u0000${auth.user}\u0000${auth.pass}`),
+    b64(`${auth.user}\u0000${auth.user}\u0000${auth.pass}`),
+  ];
+}
+
+export function createEmailNotifier(
+  config: EmailChannelConfig,
+  deps: EmailNotifierDeps = {},
+): Notifier {
+  const { smtp } = config;
+  const options: SMTPTransportOptions = {
+    host: smtp.host,
+    port: smtp.port,
+    connectionTimeout: deps.timeouts?.connectionMs ?? 10_000,
+    greetingTimeout: deps.timeouts?.greetingMs ?? 10_000,
+    socketTimeout: deps.timeouts?.socketMs ?? 30_000,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    logger: false,
+    debug: false,
+  };
+  if (smtp.secure !== undefined) options.secure = smtp.secure;
+  if (smtp.requireTLS !== undefined) options.requireTLS = smtp.requireTLS;
+  if (smtp.auth !== undefined) options.auth = { user: smtp.auth.user, pass: smtp.auth.pass };
+  if (smtp.tls?.rejectUnauthorized !== undefined) {
+    options.tls = { rejectUnauthorized: smtp.tls.rejectUnauthorized };
+  }
+  const transporter = smtp.pool
+    ? nodemailer.createTransport({
+        ...options,
+        pool: true,
+        maxRequeues: 0,
+      } satisfies SMTPPoolOptions)
+    : nodemailer.createTransport(options);
+  const secrets = smtpSecrets(config);
+  const envelope = { from: mailboxAddress(config.from), to: [...config.to] };
+
+  async function send(notification: Notification): Promise<void> {
+    const mail = renderEmail(notification, { subjectPrefix: config.subjectPrefix });
+    const message: SendMailOptions = {
+      from: config.from,
+      to: [...config.to],
+      envelope,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+      messageId: mail.messageId,
+      disableFileAccess: true,
+      disableUrlAccess: true,
+    };
+    if (mail.inReplyTo !== null) message.inReplyTo = mail.inReplyTo;
+    if (mail.references !== null) message.references = mail.references;
+    try {
+      await transporter.sendMail(message);
+    } catch (caught) {
+      const verdict = classifyError(toError(caught));
+      throw scrubDeliveryError(
+        new DeliveryError({
+          message: `e-mail: ${verdict.message}`,
+          retryable: verdict.retryable,
+          reason: verdict.reason,
+          cause: verdict.cause,
+        }),
+        secrets,
+      );
+    }
+    // Some recipients refused and others accepted: a retry would duplicate the accepted ones,
+    // so the delivery counts as done (nodemailer throws when every recipient is refused).
+  }
+
+  return {
+    send,
+    close(): Promise<void> {
+      transporter.close();
+      return Promise.resolve();
+    },
+  };
+}

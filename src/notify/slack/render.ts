@@ -1,0 +1,230 @@
+/**
+ * Notification → Slack incoming-webhook payload (Block Kit). Pure: no I/O, no clock.
+ * Every piece of upstream text is escaped (`escapeSlackMrkdwn`) and bounded; links are built only
+ * from http(s) catalog URLs with a fixed label; mentions come only from the channel config.
+ */
+import type { Transition } from '../../diff/transition.js';
+import type { Notification } from '../types.js';
+import {
+  bySeverity,
+  changeSummary,
+  describe,
+  escapeSlackMrkdwn,
+  escapeTruncated,
+  eventLabel,
+  incidentTitle,
+  isHttpUrl,
+  serviceLabel,
+} from '../text.js';
+
+/** Slack's documented limits. */
+export const SLACK_LIMITS = {
+  text: 3000,
+  sectionText: 3000,
+  headerText: 150,
+  contextElementText: 2000,
+  blocks: 50,
+} as const;
+
+/** How many transitions a batch message lists before "…and N more". */
+export const BATCH_LIST_LIMIT = 20;
+
+/** Longest upstream update text quoted in a single-event message (a batch quotes less). */
+const UPDATE_MAX = 1500;
+const BATCH_UPDATE_MAX = 200;
+const TITLE_MAX = 300;
+
+interface PlainText {
+  type: 'plain_text';
+  text: string;
+  emoji?: boolean;
+}
+
+interface MrkdwnText {
+  type: 'mrkdwn';
+  text: string;
+}
+
+export type SlackBlock =
+  | { type: 'header'; text: PlainText }
+  | { type: 'section'; text: MrkdwnText }
+  | { type: 'context'; elements: MrkdwnText[] }
+  | { type: 'divider' };
+
+export interface SlackPayload {
+  /** Fallback text (notifications, screen readers); mrkdwn, escaped. */
+  text: string;
+  blocks: SlackBlock[];
+}
+
+export interface SlackRenderOptions {
+  /** Trusted mentions from the channel config (`<!here>`), prepended as-is. */
+  mention?: string | undefined;
+}
+
+const esc = (text: string, max: number): string => escapeTruncated(text, max, escapeSlackMrkdwn);
+
+function header(text: string): SlackBlock {
+  return {
+    type: 'header',
+    text: { type: 'plain_text', text: esc(text, SLACK_LIMITS.headerText), emoji: false },
+  };
+}
+
+/** `text` must already be escaped mrkdwn; it is cut (at a line end when possible) to the limit. */
+function section(text: string): SlackBlock {
+  return {
+    type: 'section',
+    text: { type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.sectionText) },
+  };
+}
+
+/**
+ * Cuts already-escaped mrkdwn to `max` characters without splitting an entity (`&amp;`) or a
+ * link (`<url|label>`): the cut falls before any unfinished `&…;` or `<…>`.
+ */
+export function limitMrkdwn(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let cut = text.slice(0, max - 1);
+  const openLink = cut.lastIndexOf('<');
+  if (openLink > cut.lastIndexOf('>')) cut = cut.slice(0, openLink);
+  const amp = cut.lastIndexOf('&');
+  if (amp !== -1 && !cut.slice(amp).includes(';')) cut = cut.slice(0, amp);
+  const last = cut.charCodeAt(cut.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
+/**
+ * `<url|label>` for an http(s) URL, else null. Characters that would end the link early or
+ * change its meaning (`|`, `<`, `>`, whitespace) are percent-encoded, `&` becomes `&amp;`.
+ */
+export function slackLink(url: string | null, label: string): string | null {
+  if (!isHttpUrl(url)) return null;
+  const href = new URL(url).href
+    .replace(/\|/g, '%7C')
+    .replace(/</g, '%3C')
+    .replace(/>/g, '%3E')
+    .replace(/\s/g, '%20')
+    .replace(/&/g, '&amp;');
+  return `<${href}|${escapeSlackMrkdwn(label)}>`;
+}
+
+function links(transition: Transition): string | null {
+  const found = [
+    slackLink(transition.service.canonicalUrl, 'Service page'),
+    slackLink(transition.service.officialStatusUrl, 'Official status page'),
+  ].filter((link): link is string => link !== null);
+  return found.length === 0 ? null : found.join('  ·  ');
+}
+
+function quote(text: string, max: number): string {
+  return esc(text, max)
+    .split(/\r?\n/)
+    .map((line) => `>${line}`)
+    .join('\n');
+}
+
+/**
+ * The sections of a single-event message: service, event, before → after and incident title;
+ * the latest update and the summary (each quoted and bounded on its own); the links. Separate
+ * sections so a long upstream text can never push the links out of the message.
+ */
+function eventSections(transition: Transition): string[] {
+  const main: string[] = [];
+  main.push(`*${esc(serviceLabel(transition), 200)}* · ${eventLabel(transition.kind)}`);
+  const change = changeSummary(transition);
+  if (change !== null) main.push(`*Change:* ${esc(change, 300)}`);
+  const incident = transition.incident;
+  if (incident !== null) main.push(`*Incident:* ${esc(incidentTitle(transition), TITLE_MAX)}`);
+  const sections = [main.join('\n')];
+  const update = incident?.latestUpdate;
+  if (update !== undefined && update !== null && update.trim() !== '') {
+    sections.push(`*Latest update:*\n${quote(update, UPDATE_MAX)}`);
+  }
+  const summary = transition.current.summary;
+  if (typeof summary === 'string' && summary.trim() !== '') {
+    sections.push(`*Summary:*\n${quote(summary, UPDATE_MAX)}`);
+  }
+  const linkLine = links(transition);
+  if (linkLine !== null) sections.push(linkLine);
+  return sections;
+}
+
+/** One line (plus a short quote) per transition in a batch. */
+function batchItem(transition: Transition): string {
+  const lines = [`• ${esc(describe(transition), 400)}`];
+  const update = transition.incident?.latestUpdate;
+  if (update !== undefined && update !== null && update.trim() !== '') {
+    lines.push(quote(update, BATCH_UPDATE_MAX));
+  }
+  const linkLine = links(transition);
+  if (linkLine !== null) lines.push(`   ${linkLine}`);
+  return lines.join('\n');
+}
+
+function context(notification: Notification): SlackBlock {
+  const text = `Subscription: ${esc(notification.subscription, 200)} · Delivery: ${esc(notification.id, 500)}`;
+  return {
+    type: 'context',
+    elements: [{ type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.contextElementText) }],
+  };
+}
+
+function withMention(mention: string | undefined, text: string): string {
+  const trimmed = mention?.trim();
+  return trimmed === undefined || trimmed === '' ? text : `${trimmed} ${text}`;
+}
+
+function renderEvent(
+  notification: Notification,
+  transition: Transition,
+  options: SlackRenderOptions,
+): SlackPayload {
+  const headline = describe(transition);
+  const prefix = notification.type === 'test' ? '[test] ' : '';
+  const blocks: SlackBlock[] = [header(prefix + headline)];
+  if (notification.type === 'test') {
+    blocks.push(section('_This is a test notification from statuswatch (sample event)._'));
+  }
+  const [main = '', ...rest] = eventSections(transition);
+  blocks.push(section(withMention(options.mention, main)));
+  for (const text of rest) blocks.push(section(text));
+  blocks.push(context(notification));
+  return {
+    text: limitMrkdwn(
+      withMention(options.mention, esc(prefix + headline, SLACK_LIMITS.text)),
+      SLACK_LIMITS.text,
+    ),
+    blocks,
+  };
+}
+
+function renderBatch(notification: Notification, options: SlackRenderOptions): SlackPayload {
+  const sorted = bySeverity(notification.transitions);
+  const shown = sorted.slice(0, BATCH_LIST_LIMIT);
+  const hidden = sorted.length - shown.length;
+  const count = sorted.length;
+  const title = `${count} event${count === 1 ? '' : 's'} for ${notification.subscription}`;
+  const blocks: SlackBlock[] = [header(title)];
+  const intro = withMention(options.mention, `*${esc(title, 300)}*`);
+  blocks.push(section(intro));
+  for (const transition of shown) blocks.push(section(batchItem(transition)));
+  if (hidden > 0) blocks.push(section(`…and ${hidden} more`));
+  blocks.push(context(notification));
+  const first = shown[0];
+  const fallback =
+    first === undefined ? esc(title, 300) : `${esc(title, 300)}: ${esc(describe(first), 2000)}`;
+  return { text: limitMrkdwn(withMention(options.mention, fallback), SLACK_LIMITS.text), blocks };
+}
+
+/** The Slack message for one delivery: a single event, a test, or a batch (≤ 20 listed). */
+export function renderSlack(
+  notification: Notification,
+  options: SlackRenderOptions = {},
+): SlackPayload {
+  const first = notification.transitions[0];
+  if (notification.type === 'batch' || first === undefined)
+    return renderBatch(notification, options);
+  return renderEvent(notification, first, options);
+}

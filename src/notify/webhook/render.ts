@@ -1,0 +1,128 @@
+/**
+ * Notification → Standard Webhooks request (https://www.standardwebhooks.com). Pure: the attempt
+ * time is a parameter. JSON needs no escaping of upstream text (receivers must treat it as data).
+ */
+import { createHmac } from 'node:crypto';
+import type { EventKind } from '../../config/events.js';
+import type {
+  IncidentRef,
+  ServiceRef,
+  Transition,
+  TransitionValues,
+} from '../../diff/transition.js';
+import type { Notification } from '../types.js';
+
+export interface WebhookEventData {
+  /** The transition id (deterministic). */
+  eventId: string;
+  kind: EventKind;
+  subscription: string;
+  service: ServiceRef;
+  previous: TransitionValues | null;
+  current: TransitionValues;
+  incident: IncidentRef | null;
+  /** ISO 8601. */
+  observedAt: string;
+}
+
+export interface WebhookBatchData {
+  subscription: string;
+  count: number;
+  events: WebhookEventData[];
+}
+
+export interface WebhookPayload {
+  type: EventKind | 'batch' | 'test';
+  /** ISO 8601 of the delivery's creation (identical on every retry). */
+  timestamp: string;
+  data: WebhookEventData | WebhookBatchData;
+}
+
+function isoOf(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
+}
+
+export function webhookEventData(transition: Transition, subscription: string): WebhookEventData {
+  return {
+    eventId: transition.id,
+    kind: transition.kind,
+    subscription,
+    service: {
+      feedId: transition.service.feedId,
+      name: transition.service.name,
+      canonicalUrl: transition.service.canonicalUrl,
+      officialStatusUrl: transition.service.officialStatusUrl,
+    },
+    previous: transition.previous,
+    current: transition.current,
+    incident: transition.incident,
+    observedAt: isoOf(transition.observedAt),
+  };
+}
+
+/** The body object: one event, a batch (`data.events`), or a test (a sample event). */
+export function webhookPayload(notification: Notification): WebhookPayload {
+  const timestamp = isoOf(notification.createdAt);
+  const first = notification.transitions[0];
+  if (notification.type === 'batch' || first === undefined) {
+    const events = notification.transitions.map((t) =>
+      webhookEventData(t, notification.subscription),
+    );
+    return {
+      type: 'batch',
+      timestamp,
+      data: { subscription: notification.subscription, count: events.length, events },
+    };
+  }
+  return {
+    type: notification.type === 'test' ? 'test' : first.kind,
+    timestamp,
+    data: webhookEventData(first, notification.subscription),
+  };
+}
+
+/** The exact bytes that are signed and sent. */
+export function renderWebhookBody(notification: Notification): string {
+  return JSON.stringify(webhookPayload(notification));
+}
+
+/** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` with the decoded secret as key. */
+export function signWebhook(
+  id: string,
+  timestampSeconds: number,
+  body: string,
+  key: Uint8Array,
+): string {
+  const mac = createHmac('sha256', key)
+    .update(`${id}.${timestampSeconds}.${body}`)
+    .digest('base64');
+  return `v1,${mac}`;
+}
+
+export interface WebhookRequest {
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Body and headers of one attempt. `webhook-id` is the notification id (the same on every retry);
+ * `webhook-timestamp` is this attempt's time in Unix seconds. Custom headers come first and can
+ * never replace the signature headers.
+ */
+export function renderWebhookRequest(
+  notification: Notification,
+  key: Uint8Array,
+  attemptAtMs: number,
+  customHeaders: Readonly<Record<string, string>> = {},
+): WebhookRequest {
+  const body = renderWebhookBody(notification);
+  const timestamp = Math.floor(attemptAtMs / 1000);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(customHeaders)) headers[name.toLowerCase()] = value;
+  headers['user-agent'] ??= 'statuswatch';
+  headers['content-type'] = 'application/json';
+  headers['webhook-id'] = notification.id;
+  headers['webhook-timestamp'] = String(timestamp);
+  headers['webhook-signature'] = signWebhook(notification.id, timestamp, body, key);
+  return { body, headers };
+}
