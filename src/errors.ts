@@ -27,7 +27,7 @@ export function toError(value: unknown): Error {
 export function errorCode(value: unknown): string {
   if (value instanceof StatuswatchError) return value.code;
   if (value !== null && typeof value === 'object' && 'code' in value) {
-    const code = (value as { code: unknown }).code;
+    const code = value.code;
     if (typeof code === 'string') return code;
   }
   return 'unknown';

@@ -57,7 +57,13 @@ export function createLogger(options: LogOptions = {}): Logger {
   };
   const sink: DestinationStream = options.destination ?? pino.destination({ dest: 1, sync: false });
   const scrubbing: DestinationStream =
-    secrets.length === 0 ? sink : { write: (line: string) => sink.write(scrub(line, secrets)) };
+    secrets.length === 0
+      ? sink
+      : {
+          write: (line: string) => {
+            sink.write(scrub(line, secrets));
+          },
+        };
   if (options.pretty === true && options.destination === undefined) {
     const transport = pino.transport({
       target: 'pino-pretty',
@@ -67,7 +73,11 @@ export function createLogger(options: LogOptions = {}): Logger {
       base,
       secrets.length === 0
         ? transport
-        : { write: (line: string) => transport.write(scrub(line, secrets)) },
+        : {
+            write: (line: string) => {
+              transport.write(scrub(line, secrets));
+            },
+          },
     );
   }
   return pino(base, scrubbing);

@@ -146,7 +146,9 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
       { apiKey: 'no-scopes-key-123', budget: 600 },
     );
     const disabled = await new Promise<[string, string]>((resolve) =>
-      r.poller.once('poll:disabled', (kind, code) => { resolve([kind, code]); }),
+      r.poller.once('poll:disabled', (kind, code) => {
+        resolve([kind, code]);
+      }),
     );
     expect(disabled).toEqual(['sla', 'upstream_forbidden']);
     await waitFor(

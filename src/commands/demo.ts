@@ -24,12 +24,16 @@ function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(timeoutMs, () => done(false));
+    socket.setTimeout(timeoutMs, () => {
+      done(false);
+    });
     socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (d) =>
-      done(d.toString().startsWith('+PONG') || d.toString().startsWith('-NOAUTH')),
-    );
-    socket.on('error', () => done(false));
+    socket.on('data', (d) => {
+      done(d.toString().startsWith('+PONG') || d.toString().startsWith('-NOAUTH'));
+    });
+    socket.on('error', () => {
+      done(false);
+    });
   });
 }
 
@@ -56,7 +60,11 @@ async function obtainRedis(
       stdio: 'ignore',
     },
   );
-  const failed = new Promise<false>((resolve) => child.once('error', () => resolve(false)));
+  const failed = new Promise<false>((resolve) =>
+    child.once('error', () => {
+      resolve(false);
+    }),
+  );
   const privateUrl = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 50; i++) {
     const ok = await Promise.race([redisAnswers(privateUrl, 200), failed]);

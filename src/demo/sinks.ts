@@ -16,7 +16,9 @@ function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => {
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
     req.on('error', reject);
   });
 }
@@ -50,7 +52,12 @@ export async function slackSink(
   const url = await listen(server);
   return {
     url: `${url}/services/T000/B000/demo`,
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () =>
+      new Promise((r) =>
+        server.close(() => {
+          r();
+        }),
+      ),
   };
 }
 
@@ -88,7 +95,12 @@ export async function webhookSink(
   const url = await listen(server);
   return {
     url: `${url}/hooks/statuswatch`,
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () =>
+      new Promise((r) =>
+        server.close(() => {
+          r();
+        }),
+      ),
   };
 }
 
@@ -105,7 +117,7 @@ export async function smtpSink(
         .then((mail) => {
           const text = (mail.text ?? '').split('\n').filter((l) => l.trim() !== '');
           const thread =
-            mail.inReplyTo === undefined ? '' : `  (thread: in reply to ${String(mail.inReplyTo)})`;
+            mail.inReplyTo === undefined ? '' : `  (thread: in reply to ${mail.inReplyTo})`;
           onMessage({
             sink: 'email',
             summary: mail.subject ?? '',
@@ -120,5 +132,13 @@ export async function smtpSink(
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.server.address() as AddressInfo;
-  return { port: address.port, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    port: address.port,
+    close: () =>
+      new Promise((r) => {
+        server.close(() => {
+          r();
+        });
+      }),
+  };
 }

@@ -108,12 +108,7 @@ export class Poller extends EventEmitter<PollerEvents> {
   async syncSchedules(): Promise<void> {
     const wanted = await this.wanted();
     const existing = await this.queue.getJobSchedulers(0, -1);
-    const have = new Map(
-      existing.map((s) => [
-        s.key,
-        s.every ?? null,
-      ]),
-    );
+    const have = new Map(existing.map((s) => [s.key, s.every ?? null]));
     for (const [kind, every] of wanted) {
       const id = this.schedulerId(kind);
       if (have.get(id) === every) continue;

@@ -85,18 +85,23 @@ export class OpsServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const path = url.pathname;
-    if (path === '/healthz') { send(res, 200, { status: 'ok' }); return; }
+    if (path === '/healthz') {
+      send(res, 200, { status: 'ok' });
+      return;
+    }
     if (path === '/readyz') {
       const r = await this.options.readiness();
       send(res, r.ready ? 200 : 503, {
         status: r.ready ? 'ready' : 'not ready',
         checks: r.checks,
-      }); return;
+      });
+      return;
     }
     if (path === '/metrics') {
       await this.options.beforeScrape?.().catch(() => undefined);
       const text = await this.options.metrics.registry.metrics();
-      send(res, 200, text, this.options.metrics.registry.contentType); return;
+      send(res, 200, text, this.options.metrics.registry.contentType);
+      return;
     }
     if (path.startsWith('/admin/')) return this.admin(req, res, path);
     send(res, 404, { error: `no such path: ${path}` });
@@ -104,29 +109,31 @@ export class OpsServer {
 
   private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const token = this.options.adminToken();
-    if (token === undefined || token === '')
-      { send(res, 404, { error: 'admin API disabled (no server.adminToken)' }); return; }
+    if (token === undefined || token === '') {
+      send(res, 404, { error: 'admin API disabled (no server.adminToken)' });
+      return;
+    }
     if (!bearerMatches(req.headers.authorization, token)) {
       res.setHeader('www-authenticate', 'Bearer');
-      send(res, 401, { error: 'missing or wrong bearer token' }); return;
+      send(res, 401, { error: 'missing or wrong bearer token' });
+      return;
     }
     const method = req.method ?? 'GET';
     if (path === '/admin/dead-letters' && method === 'GET') {
-      send(res, 200, { deadLetters: await this.options.admin.deadLetters() }); return;
+      send(res, 200, { deadLetters: await this.options.admin.deadLetters() });
+      return;
     }
     const retry = /^\/admin\/dead-letters\/([^/]+)\/retry$/.exec(path);
     if (retry !== null && method === 'POST') {
       const id = decodeURIComponent(retry[1] ?? '');
       const ok = await this.options.admin.retryDeadLetter(id);
-      send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` }); return;
+      send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` });
+      return;
     }
     const service = /^\/admin\/services\/([^/]+)$/.exec(path);
     if (service !== null && method === 'GET') {
-      send(
-        res,
-        200,
-        await this.options.admin.serviceState(decodeURIComponent(service[1] ?? '')),
-      ); return;
+      send(res, 200, await this.options.admin.serviceState(decodeURIComponent(service[1] ?? '')));
+      return;
     }
     send(res, 404, { error: `no such admin route: ${method} ${path}` });
   }
@@ -136,6 +143,10 @@ export class OpsServer {
     this.server = null;
     if (server === null) return;
     server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+    await new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    );
   }
 }

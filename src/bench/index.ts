@@ -1,0 +1,117 @@
+/**
+ * `npm run bench`: measures the performance targets of DESIGN.md section 6 and prints tables.
+ *
+ *   node dist/bench/index.js [--only cycle|fanout|latency[,...]]
+ *
+ * Every figure comes with a ratio against a baseline measured in the same run (the machine is
+ * shared and noisy). A missed target prints FAIL but does not change the exit code; only a
+ * measurement that crashes does (exit 1). Keys live under a random `{swbench-xxxxxx...}` prefix
+ * and are deleted at the end. Nothing is written to disk.
+ */
+import { toError } from '../errors.js';
+import { runCycleBench } from './cycle.js';
+import { runFanoutBench } from './fanout.js';
+import { runLatencyBench } from './latency.js';
+import {
+  RUN_PREFIX,
+  deleteRunKeys,
+  fmt,
+  printTable,
+  printTargets,
+  type SectionResult,
+  type TargetResult,
+} from './support.js';
+
+export const SECTIONS = ['cycle', 'fanout', 'latency'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+const RUNNERS: Record<SectionName, (progress: (line: string) => void) => Promise<SectionResult>> = {
+  cycle: (progress) => runCycleBench(progress),
+  fanout: runFanoutBench,
+  latency: runLatencyBench,
+};
+
+function isSection(name: string): name is SectionName {
+  return (SECTIONS as readonly string[]).includes(name);
+}
+
+/** Parses `--only a,b` / `--only=a` (repeatable); all sections when absent. */
+export function parseSections(argv: readonly string[]): SectionName[] {
+  const wanted: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    if (arg === '--only') {
+      wanted.push(...(argv[i + 1] ?? '').split(','));
+      i += 1;
+    } else if (arg.startsWith('--only=')) {
+      wanted.push(...arg.slice('--only='.length).split(','));
+    } else if (arg === '--help' || arg === '-h') {
+      throw new Error(`usage: node dist/bench/index.js [--only ${SECTIONS.join('|')}[,...]]`);
+    } else {
+      throw new Error(`unknown argument ${arg}; usage: [--only ${SECTIONS.join('|')}[,...]]`);
+    }
+  }
+  if (wanted.length === 0) return [...SECTIONS];
+  const out: SectionName[] = [];
+  for (const name of wanted.map((w) => w.trim()).filter((w) => w !== '')) {
+    if (!isSection(name))
+      throw new Error(`unknown section "${name}"; expected ${SECTIONS.join(', ')}`);
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+async function main(): Promise<number> {
+  let sections: SectionName[];
+  try {
+    sections = parseSections(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${toError(err).message}\n`);
+    return 1;
+  }
+  const t0 = performance.now();
+  const progress = (line: string): void => {
+    process.stderr.write(`[${fmt((performance.now() - t0) / 1000, 1)}s] ${line}\n`);
+  };
+  process.stdout.write(
+    `# statuswatch bench — node ${process.version}, sections: ${sections.join(', ')}, redis prefix {${RUN_PREFIX}...}\n`,
+  );
+  const targets: TargetResult[] = [];
+  const crashed: string[] = [];
+  for (const name of sections) {
+    try {
+      const result = await RUNNERS[name](progress);
+      for (const table of result.tables) printTable(table);
+      targets.push(...result.targets);
+    } catch (err) {
+      const e = toError(err);
+      crashed.push(name);
+      process.stdout.write(`\n## ${name}: measurement crashed: ${e.message}\n`);
+      process.stderr.write(`${e.stack ?? e.message}\n`);
+    }
+  }
+  try {
+    const deleted = await deleteRunKeys();
+    progress(`deleted ${deleted} keys of {${RUN_PREFIX}...}`);
+  } catch (err) {
+    process.stderr.write(`could not delete bench keys: ${toError(err).message}\n`);
+  }
+  if (targets.length > 0) printTargets(targets);
+  process.stdout.write(
+    `\nbench took ${fmt((performance.now() - t0) / 1000, 1)} s${
+      crashed.length > 0 ? `; crashed: ${crashed.join(', ')}` : ''
+    }\n`,
+  );
+  return crashed.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => {
+    // Exit explicitly: a stray keep-alive socket or BullMQ timer must not keep the bench alive.
+    process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${toError(err).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

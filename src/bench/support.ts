@@ -1,0 +1,227 @@
+/**
+ * Shared pieces of the benchmark: statistics, table printing, CPU/wall measurement, the run's
+ * Redis key prefix and command counting (client side and server side).
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../redis.js';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Every key this run writes starts with `{<RUN_PREFIX>` (one prefix per scenario below it). */
+export const RUN_PREFIX = `swbench-${randomBytes(3).toString('hex')}`;
+
+/** The key prefix of one scenario: `swbench-xxxxxx-<label>` (its keys are `{swbench-xxxxxx-<label>}:...`). */
+export function scenarioPrefix(label: string): string {
+  return `${RUN_PREFIX}-${label}`;
+}
+
+export interface Table {
+  title: string;
+  columns: string[];
+  rows: string[][];
+  notes?: string[];
+}
+
+export interface TargetResult {
+  section: string;
+  target: string;
+  measured: string;
+  pass: boolean;
+}
+
+export interface SectionResult {
+  name: string;
+  tables: Table[];
+  targets: TargetResult[];
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const hi = sorted[mid] ?? Number.NaN;
+  if (sorted.length % 2 === 1) return hi;
+  const lo = sorted[mid - 1] ?? Number.NaN;
+  return (lo + hi) / 2;
+}
+
+/** Nearest-rank percentile (p in 0..100). */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] ?? Number.NaN;
+}
+
+export function fmt(value: number, digits = 1): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
+}
+
+export function ratio(value: number, base: number, digits = 2): string {
+  if (!Number.isFinite(value) || !Number.isFinite(base) || base === 0) return 'n/a';
+  return `${fmt(value / base, digits)}x`;
+}
+
+export function printTable(table: Table): void {
+  const widths = table.columns.map((c, i) =>
+    Math.max(c.length, ...table.rows.map((r) => (r[i] ?? '').length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => {
+        const w = widths[i] ?? cell.length;
+        return i === 0 ? cell.padEnd(w) : cell.padStart(w);
+      })
+      .join('  ');
+  const out: string[] = ['', `## ${table.title}`, line(table.columns)];
+  out.push(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const row of table.rows) out.push(line(row));
+  for (const note of table.notes ?? []) out.push(`  * ${note}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+export function printTargets(targets: readonly TargetResult[]): void {
+  printTable({
+    title: 'Targets (DESIGN.md section 6)',
+    columns: ['section', 'target', 'measured', 'verdict'],
+    rows: targets.map((t) => [t.section, t.target, t.measured, t.pass ? 'PASS' : 'FAIL']),
+    notes: ['a missed target does not fail the exit code: the machine is shared and noisy'],
+  });
+}
+
+/** CPU ms (user + system) of this process since `start`. */
+export function cpuSince(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+}
+
+export interface Measured<T> {
+  value: T;
+  cpuMs: number;
+  wallMs: number;
+}
+
+/** CPU (this process, user + system) and wall time of one async call. */
+export async function measure<T>(fn: () => Promise<T>): Promise<Measured<T>> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await fn();
+  const wallMs = performance.now() - t0;
+  return { value, cpuMs: cpuSince(cpu0), wallMs };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Rejects after `ms` unless `promise` settles first. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Counts what one ioredis connection sends: every command, and the round trips (a command sent
+ * on its own is one; a pipeline or MULTI, written as one batch, is one however many commands).
+ */
+export class ClientCommandCounter {
+  commands = 0;
+  roundTrips = 0;
+  private batches = new WeakSet<object>();
+
+  constructor(redis: Redis) {
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = (command, stream) => {
+      this.commands += 1;
+      if (stream === undefined) {
+        this.roundTrips += 1;
+      } else if (!this.batches.has(stream)) {
+        this.batches.add(stream);
+        this.roundTrips += 1;
+      }
+      return send(command, stream);
+    };
+  }
+
+  reset(): void {
+    this.commands = 0;
+    this.roundTrips = 0;
+    this.batches = new WeakSet<object>();
+  }
+}
+
+/**
+ * Redis's own `total_commands_processed` (INFO stats), read on a connection of its own. Other
+ * clients of a shared Redis add to it, so callers keep the minimum over runs; `calibrate` measures
+ * what the INFO calls themselves add.
+ */
+export class ServerCommandCounter {
+  private readonly redis: Redis;
+  private overhead = 0;
+
+  constructor(url = REDIS_URL) {
+    this.redis = createRedis(url, { connectionName: 'swbench-info' });
+  }
+
+  async total(): Promise<number> {
+    const info = await this.redis.info('stats');
+    const match = /total_commands_processed:(\d+)/.exec(info);
+    if (match?.[1] === undefined) throw new Error('INFO stats has no total_commands_processed');
+    return Number(match[1]);
+  }
+
+  /** The delta two back-to-back reads show with nothing in between (minimum of a few tries). */
+  async calibrate(): Promise<void> {
+    const deltas: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const a = await this.total();
+      const b = await this.total();
+      deltas.push(b - a);
+    }
+    this.overhead = Math.min(...deltas);
+  }
+
+  /** Commands processed while `fn` ran, minus the INFO overhead. */
+  async during<T>(fn: () => Promise<T>): Promise<{ value: T; commands: number }> {
+    const before = await this.total();
+    const value = await fn();
+    const after = await this.total();
+    return { value, commands: after - before - this.overhead };
+  }
+
+  async close(): Promise<void> {
+    await this.redis.quit();
+  }
+}
+
+/** Deletes every key of this run (all scenarios) and closes the connection. */
+export async function deleteRunKeys(url = REDIS_URL): Promise<number> {
+  const redis = createRedis(url, { connectionName: 'swbench-cleanup' });
+  let deleted = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', `{${RUN_PREFIX}*`, 'COUNT', 1000);
+      cursor = next;
+      if (found.length > 0) deleted += await redis.del(...found);
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
+  return deleted;
+}
