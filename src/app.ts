@@ -204,6 +204,17 @@ export class App extends EventEmitter<AppEvents> {
       this.port = await this.ops.start();
     }
     this.running = true;
+    for (const sub of this.config.subscriptions) {
+      const unsupported = (['group', 'repeat', 'quietHours', 'digest'] as const).filter(
+        (k) => sub[k] !== undefined,
+      );
+      if (unsupported.length > 0) {
+        log.warn(
+          { event: 'config:unsupported', subscription: sub.name, keys: unsupported },
+          `subscription ${sub.name}: ${unsupported.join(', ')} not acted on yet; every transition is sent at once`,
+        );
+      }
+    }
     const plan = planOf(this.config);
     log.info(
       {

@@ -91,7 +91,11 @@ export async function checkConfigReport(
     if (sub.quietHours !== undefined) extras.push(`quiet hours (${sub.quietHours.timezone})`);
     if (sub.digest !== undefined)
       extras.push(`digest ${sub.digest.schedule} (${sub.digest.timezone})`);
-    if (extras.length > 0) lines.push(`    ${extras.join('; ')}`);
+    if (extras.length > 0) {
+      lines.push(
+        `    ${extras.join('; ')}: validated but not acted on yet (every transition is sent at once)`,
+      );
+    }
   }
   lines.push('');
 
