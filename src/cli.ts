@@ -12,6 +12,9 @@ import { App, BudgetError } from './app.js';
 import { createSimulator, loadScenario } from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
 import { runDemo } from './commands/demo.js';
+import { notifyTest } from './commands/notify-test.js';
+import { renderForChannel } from './commands/render.js';
+import { EVENT_KINDS, type EventKind } from './config/events.js';
 
 /** Exit codes: 0 ok, 1 invalid input (config, arguments), 2 runtime failure. */
 const EXIT_INVALID = 1;
@@ -211,6 +214,49 @@ function buildProgram(): Command {
     .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')
     .option('--key <key...>', 'API keys to accept (all premium scopes)')
     .action(simulate);
+
+  program
+    .command('notify-test')
+    .description('send one test notification through a channel and report the outcome')
+    .requiredOption('--channel <name>', 'channel name from the config')
+    .addOption(configOption())
+    .action(async (o: { channel: string; config?: string }) => {
+      const { config } = await readConfig(o.config);
+      const channel = config.channels[o.channel];
+      if (channel === undefined) {
+        fail(
+          `no channel "${o.channel}" in the config (channels: ${Object.keys(config.channels).join(', ') || 'none'})`,
+          EXIT_INVALID,
+        );
+      }
+      const result = await notifyTest(o.channel, channel);
+      (result.ok ? process.stdout : process.stderr).write(
+        redactText(result.text, secretValues(config)),
+      );
+      process.exit(result.ok ? 0 : EXIT_FAILURE);
+    });
+
+  program
+    .command('render')
+    .description('print exactly what a channel would receive for a sample transition')
+    .addOption(
+      new Option('--event <kind>', 'event kind').choices([...EVENT_KINDS]).makeOptionMandatory(),
+    )
+    .requiredOption('--channel <name>', 'channel name from the config')
+    .addOption(configOption())
+    .action(async (o: { event: EventKind; channel: string; config?: string }) => {
+      const { config } = await readConfig(o.config);
+      const channel = config.channels[o.channel];
+      if (channel === undefined) {
+        fail(
+          `no channel "${o.channel}" in the config (channels: ${Object.keys(config.channels).join(', ') || 'none'})`,
+          EXIT_INVALID,
+        );
+      }
+      process.stdout.write(
+        redactText(renderForChannel(o.event, o.channel, channel), secretValues(config)),
+      );
+    });
 
   program
     .command('demo')

@@ -1,0 +1,41 @@
+import type { ChannelConfig } from '../config/schema.js';
+import { createNotifier } from '../notify/registry.js';
+import { DeliveryError } from '../notify/types.js';
+import { classifyError } from '../notify/classify.js';
+import { sampleNotification } from './render.js';
+
+export interface NotifyTestResult {
+  ok: boolean;
+  text: string;
+}
+
+/** Sends one test notification through a channel and reports the outcome (no retries). */
+export async function notifyTest(
+  name: string,
+  config: ChannelConfig,
+  now = Date.now(),
+): Promise<NotifyTestResult> {
+  const notification = sampleNotification('incident.opened', name, 'test', now);
+  notification.id = `test-${now.toString(36)}:notify-test:${name}`;
+  const notifier = createNotifier(config);
+  const started = performance.now();
+  try {
+    await notifier.send(notification);
+    const ms = Math.round(performance.now() - started);
+    return {
+      ok: true,
+      text: `sent a test notification to ${name} (${config.type}) in ${ms} ms; delivery id ${notification.id}\n`,
+    };
+  } catch (raw) {
+    const err = raw instanceof DeliveryError ? raw : classifyError(raw);
+    const status = err.httpStatus === null ? '' : ` (HTTP ${err.httpStatus})`;
+    return {
+      ok: false,
+      text:
+        `failed to send to ${name} (${config.type}): ${err.reason}${status}, ` +
+        `${err.retryable ? 'retryable: the daemon would retry' : 'permanent: the daemon would dead-letter it'}\n  ${err.message}\n`,
+    };
+  } finally {
+    await notifier.close();
+  }
+}
