@@ -9,12 +9,12 @@
 #
 # Stages: build (all dependencies, tsc → dist/), deps (production dependencies only), runtime.
 # The Node major lives in one ARG so CI can read it (grep '^ARG NODE_MAJOR=' Dockerfile) and bump it.
-# For reproducible builds, pin the base image by digest (node:24-bookworm-slim@sha256:...).
+# For reproducible builds, pin the base image by digest (node:26-slim@sha256:...).
 
-ARG NODE_MAJOR=24
+ARG NODE_MAJOR=26
 
 # ---- build: compile TypeScript -------------------------------------------------------------
-FROM node:${NODE_MAJOR}-bookworm-slim AS build
+FROM node:${NODE_MAJOR}-slim AS build
 WORKDIR /app
 # Manifests first, so the dependency layer is reused while only sources change.
 COPY package.json package-lock.json ./
@@ -24,7 +24,7 @@ COPY src ./src
 RUN npm run build
 
 # ---- deps: production dependencies only ----------------------------------------------------
-FROM node:${NODE_MAJOR}-bookworm-slim AS deps
+FROM node:${NODE_MAJOR}-slim AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
@@ -32,7 +32,7 @@ RUN npm ci --omit=dev --no-audit --no-fund \
   && npm cache clean --force
 
 # ---- runtime -------------------------------------------------------------------------------
-FROM node:${NODE_MAJOR}-bookworm-slim AS runtime
+FROM node:${NODE_MAJOR}-slim AS runtime
 ENV NODE_ENV=production
 # Where the Helm chart mounts the config; --config overrides it.
 ENV STATUSWATCH_CONFIG=/etc/statuswatch/statuswatch.yaml
