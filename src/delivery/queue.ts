@@ -82,7 +82,7 @@ export class DeliveryQueue {
   async retryDeadLetter(id: string): Promise<boolean> {
     const job = await this.queue.getJob(id);
     if (job === undefined || !(await job.isFailed())) return false;
-    await job.retry('failed');
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
     return true;
   }
 
@@ -97,8 +97,13 @@ export interface DeliveryWorkerOptions {
   channels: () => ChannelRegistry;
   log: Logger;
   concurrency?: number;
-  /** BullMQ lock duration: how soon a delivery held by a dead process is taken over. */
+  /**
+   * BullMQ lock duration, also used as the stalled-job check interval: how soon a delivery held
+   * by a dead process is taken over (within about two of these).
+   */
   lockDurationMs?: number;
+  /** Delay before retry number `attemptsMade` (1 = the first retry); default `retryDelay`. */
+  backoff?: (attemptsMade: number, err: unknown) => number;
   now?: () => number;
 }
 
@@ -118,12 +123,16 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   }
 
   start(): void {
+    const lockDuration = this.options.lockDurationMs ?? 30_000;
+    const backoff = this.options.backoff ?? retryDelay;
     this.worker = new Worker<Notification>(DELIVERIES_QUEUE, (job) => this.process(job), {
       connection: this.options.connection,
       prefix: this.options.keys.tag,
       concurrency: this.options.concurrency ?? 16,
-      lockDuration: this.options.lockDurationMs ?? 30_000,
-      settings: { backoffStrategy: (attemptsMade, _type, err) => retryDelay(attemptsMade, err) },
+      lockDuration,
+      // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
+      stalledInterval: lockDuration,
+      settings: { backoffStrategy: (attemptsMade, _type, err) => backoff(attemptsMade, err) },
     });
     this.worker.on('error', (err) => {
       this.options.log.error(

@@ -8,8 +8,18 @@ import type { Transition } from '../diff/transition.js';
  */
 export interface Notification {
   id: string;
-  /** `event`: one transition; `batch`: a group of transitions (grouping); `test`: notify-test. */
-  type: 'event' | 'batch' | 'test';
+  /**
+   * `event`: one transition. `batch`: a burst grouped by `group:` (most severe first).
+   * `reminder`: still broken after `repeat:` (the transitions that opened what is still open).
+   * `catchup`: what was held during quiet hours, sent when the window ends (openings and
+   * resolutions alike). `digest`: a scheduled summary (`summary` lines plus the period's
+   * transitions). `test`: notify-test.
+   */
+  type: 'event' | 'batch' | 'reminder' | 'catchup' | 'digest' | 'test';
+  /** Heading of a batch-like notification (reminder, catch-up, digest, batch); absent for events. */
+  title?: string;
+  /** Extra summary lines (digests: durations, still open, SLA margins, score changes). */
+  summary?: string[];
   subscription: string;
   channel: string;
   /** One for `event`; one or more for `batch`; a sample for `test`. Most severe first for batches. */
