@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { withTimeout } from './support.js';
+import { BenchError } from './errors.js';
 
 export const SIM_SEED = 42;
 
@@ -78,11 +79,11 @@ export class ChildHandle {
       if (waiter === undefined) return;
       this.pending.delete(reply.id);
       if (reply.op === 'ok') waiter.resolve(reply.count);
-      else waiter.reject(new Error(`bench child: ${reply.message}`));
+      else waiter.reject(new BenchError('bench_child', `bench child: ${reply.message}`));
     });
     child.on('exit', (code) => {
       for (const waiter of this.pending.values())
-        waiter.reject(new Error(`bench child exited (code ${String(code)})`));
+        waiter.reject(new BenchError('bench_child', `bench child exited (code ${String(code)})`));
       this.pending.clear();
     });
   }
@@ -130,7 +131,12 @@ export async function startChild(
     };
     child.on('message', onMessage);
     child.once('exit', (code) => {
-      reject(new Error(`bench child ${args.join(' ')} exited early (code ${String(code)})`));
+      reject(
+        new BenchError(
+          'bench_child',
+          `bench child ${args.join(' ')} exited early (code ${String(code)})`,
+        ),
+      );
     });
     child.once('error', reject);
   });

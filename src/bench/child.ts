@@ -18,6 +18,7 @@ import {
   type ChildReply,
   type ChildRequest,
 } from './child-protocol.js';
+import { BenchError } from './errors.js';
 
 function send(reply: ChildReply): void {
   process.send?.(reply);
@@ -134,7 +135,11 @@ async function main(): Promise<void> {
   const [mode, arg] = process.argv.slice(2);
   if (mode === 'sim') await runSim(Number(arg));
   else if (mode === 'sink') await runSink();
-  else throw new Error(`usage: child.js sim <services> | child.js sink (got ${String(mode)})`);
+  else
+    throw new BenchError(
+      'bench_usage',
+      `usage: child.js sim <services> | child.js sink (got ${String(mode)})`,
+    );
 }
 
 main().catch((err: unknown) => {

@@ -17,6 +17,7 @@ import { createKeys, createRedis } from '../redis.js';
 import { startChild, type ChildHandle } from './child-protocol.js';
 import {
   REDIS_URL,
+  ServerCommandCounter,
   fmt,
   measure,
   median,
@@ -26,10 +27,11 @@ import {
   type SectionResult,
   type TargetResult,
 } from './support.js';
+import { BenchError } from './errors.js';
 
 export const FANOUT_DELIVERIES = 2_000;
 export const FANOUT_CONCURRENCY = 16;
-const RUNS = 3;
+const RUNS = 5;
 const WARMUP_DELIVERIES = 300;
 const CHANNEL = 'sink';
 const SUBSCRIPTION = 'bench';
@@ -40,6 +42,8 @@ interface RunSample {
   wallMs: number;
   cpuMs: number;
   sinkReceived: number;
+  redisCommands: number;
+  redisCpuMs: number;
 }
 
 function sampleTransition(run: string, i: number, now: number): Transition {
@@ -103,13 +107,15 @@ async function rawPosts(
         dispatcher,
       });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`sink answered ${res.statusCode}`);
+      if (res.statusCode !== 200)
+        throw new BenchError('bench_measurement', `sink answered ${res.statusCode}`);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
 }
 
 interface Fixture {
+  info: ServerCommandCounter;
   sink: ChildHandle;
   registry: ChannelRegistry;
   queue: DeliveryQueue;
@@ -135,12 +141,21 @@ async function queueRun(f: Fixture, run: string, count: number): Promise<RunSamp
   });
   const before = await f.sink.request({ op: 'count' });
   try {
-    const m = await measure(async () => {
-      await f.queue.enqueue(batch);
-      await withTimeout(done, 120_000, `${count} deliveries`);
-    });
+    const {
+      value: m,
+      commands,
+      redisCpuMs,
+    } = await f.info.during(() =>
+      measure(async () => {
+        await f.queue.enqueue(batch);
+        await withTimeout(done, 120_000, `${count} deliveries`);
+      }),
+    );
     if (failures.length > 0) {
-      throw new Error(`${failures.length} deliveries failed, first: ${failures[0] ?? ''}`);
+      throw new BenchError(
+        'bench_measurement',
+        `${failures.length} deliveries failed, first: ${failures[0] ?? ''}`,
+      );
     }
     const after = await f.sink.request({ op: 'count' });
     return {
@@ -149,6 +164,8 @@ async function queueRun(f: Fixture, run: string, count: number): Promise<RunSamp
       wallMs: m.wallMs,
       cpuMs: m.cpuMs,
       sinkReceived: after - before,
+      redisCommands: commands,
+      redisCpuMs,
     };
   } finally {
     if (listener !== undefined) f.worker.off('delivery', listener);
@@ -158,15 +175,21 @@ async function queueRun(f: Fixture, run: string, count: number): Promise<RunSamp
 /** The webhook notifier's send() called directly, `FANOUT_CONCURRENCY` at a time: no queue. */
 async function directRun(f: Fixture, run: string, count: number): Promise<RunSample> {
   const channel = f.registry.get(CHANNEL);
-  if (channel === undefined) throw new Error('sink channel missing');
+  if (channel === undefined) throw new BenchError('bench_measurement', 'sink channel missing');
   const batch = notifications(run, count);
   const before = await f.sink.request({ op: 'count' });
   let next = 0;
   const lane = async (): Promise<void> => {
     for (let n = batch[next++]; n !== undefined; n = batch[next++]) await channel.notifier.send(n);
   };
-  const m = await measure(() =>
-    Promise.all(Array.from({ length: FANOUT_CONCURRENCY }, lane)).then(() => undefined),
+  const {
+    value: m,
+    commands,
+    redisCpuMs,
+  } = await f.info.during(() =>
+    measure(() =>
+      Promise.all(Array.from({ length: FANOUT_CONCURRENCY }, lane)).then(() => undefined),
+    ),
   );
   const after = await f.sink.request({ op: 'count' });
   return {
@@ -175,13 +198,19 @@ async function directRun(f: Fixture, run: string, count: number): Promise<RunSam
     wallMs: m.wallMs,
     cpuMs: m.cpuMs,
     sinkReceived: after - before,
+    redisCommands: commands,
+    redisCpuMs,
   };
 }
 
 async function rawRun(f: Fixture, count: number): Promise<RunSample> {
   const before = await f.sink.request({ op: 'count' });
-  const m = await measure(() =>
-    rawPosts(f.sink.url, f.dispatcher, f.rawRequest, count, FANOUT_CONCURRENCY),
+  const {
+    value: m,
+    commands,
+    redisCpuMs,
+  } = await f.info.during(() =>
+    measure(() => rawPosts(f.sink.url, f.dispatcher, f.rawRequest, count, FANOUT_CONCURRENCY)),
   );
   const after = await f.sink.request({ op: 'count' });
   return {
@@ -190,6 +219,8 @@ async function rawRun(f: Fixture, count: number): Promise<RunSample> {
     wallMs: m.wallMs,
     cpuMs: m.cpuMs,
     sinkReceived: after - before,
+    redisCommands: commands,
+    redisCpuMs,
   };
 }
 
@@ -210,14 +241,16 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
     concurrency: FANOUT_CONCURRENCY,
   });
   const dispatcher = new Agent();
+  const info = new ServerCommandCounter();
   const sample = notifications('sample', 1)[0];
-  if (sample === undefined) throw new Error('no sample notification');
+  if (sample === undefined) throw new BenchError('bench_measurement', 'no sample notification');
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const rawRequest = renderWebhookRequest(sample, key, Date.now());
-  const f: Fixture = { sink, registry, queue, worker, dispatcher, rawRequest };
+  const f: Fixture = { info, sink, registry, queue, worker, dispatcher, rawRequest };
   const samples: RunSample[] = [];
   try {
     await connection.ping();
+    await info.calibrate();
     worker.start();
     progress(`fanout: warm-up (${WARMUP_DELIVERIES} each)`);
     await rawRun(f, WARMUP_DELIVERIES);
@@ -237,6 +270,7 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
     await registry.close().catch(() => undefined);
     await dispatcher.close().catch(() => undefined);
     await connection.quit().catch(() => undefined);
+    await info.close().catch(() => undefined);
     await sink.close();
   }
 
@@ -247,6 +281,8 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
       perSecond: median(runs.map((s) => (1000 * s.deliveries) / s.wallMs)),
       wallMs: median(runs.map((s) => s.wallMs)),
       cpuPerDelivery: median(runs.map((s) => s.cpuMs / s.deliveries)),
+      redisCmdsPerDelivery: Math.min(...runs.map((s) => s.redisCommands / s.deliveries)),
+      redisCpuPerDelivery: median(runs.map((s) => s.redisCpuMs / s.deliveries)),
       received: runs.map((s) => s.sinkReceived),
     };
   };
@@ -269,6 +305,8 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
     fmt(s.wallMs, 0),
     fmt(s.perSecond, 0),
     fmt(s.cpuPerDelivery, 3),
+    fmt(s.redisCmdsPerDelivery, 1),
+    fmt(s.redisCpuPerDelivery, 3),
     s.received.join(' / '),
     ratio(s.perSecond, raw.perSecond),
     ratio(s.cpuPerDelivery, raw.cpuPerDelivery),
@@ -285,6 +323,8 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
           'wall ms',
           'deliveries/s',
           'CPU ms/delivery',
+          'Redis cmds/delivery',
+          'Redis CPU ms/delivery',
           'sink received',
           'throughput vs raw',
           'CPU vs raw',
@@ -298,7 +338,7 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
           'queued = enqueue (one addBulk) until the worker reported every delivery sent; each delivery is rendered, signed (HMAC) and POSTed',
           'raw = the same pre-rendered body and headers POSTed with undici request, no queue, no signing',
           'notifier send() = the same notifier the worker uses, called directly (render + sign + POST + classify): separates notifier cost from queue cost',
-          'the sink runs in a child process; CPU is this process only',
+          'the sink runs in a child process; CPU ms = this process only; Redis = INFO deltas (cmds: min over runs, includes commands run by Lua scripts; a shared Redis adds noise)',
         ],
       },
     ],

@@ -9,9 +9,7 @@
  * and are deleted at the end. Nothing is written to disk.
  */
 import { toError } from '../errors.js';
-import { runCycleBench } from './cycle.js';
-import { runFanoutBench } from './fanout.js';
-import { runLatencyBench } from './latency.js';
+import { parseSections, type SectionName } from './args.js';
 import {
   RUN_PREFIX,
   deleteRunKeys,
@@ -22,44 +20,17 @@ import {
   type TargetResult,
 } from './support.js';
 
-export const SECTIONS = ['cycle', 'fanout', 'latency'] as const;
-export type SectionName = (typeof SECTIONS)[number];
+type Runner = (progress: (line: string) => void) => Promise<SectionResult>;
 
-const RUNNERS: Record<SectionName, (progress: (line: string) => void) => Promise<SectionResult>> = {
-  cycle: (progress) => runCycleBench(progress),
-  fanout: runFanoutBench,
-  latency: runLatencyBench,
+/** Section modules are loaded when their section runs: one that does not load crashes only itself. */
+const RUNNERS: Record<SectionName, () => Promise<Runner>> = {
+  cycle: async () => {
+    const { runCycleBench } = await import('./cycle.js');
+    return (progress) => runCycleBench(progress);
+  },
+  fanout: async () => (await import('./fanout.js')).runFanoutBench,
+  latency: async () => (await import('./latency.js')).runLatencyBench,
 };
-
-function isSection(name: string): name is SectionName {
-  return (SECTIONS as readonly string[]).includes(name);
-}
-
-/** Parses `--only a,b` / `--only=a` (repeatable); all sections when absent. */
-export function parseSections(argv: readonly string[]): SectionName[] {
-  const wanted: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    if (arg === '--only') {
-      wanted.push(...(argv[i + 1] ?? '').split(','));
-      i += 1;
-    } else if (arg.startsWith('--only=')) {
-      wanted.push(...arg.slice('--only='.length).split(','));
-    } else if (arg === '--help' || arg === '-h') {
-      throw new Error(`usage: node dist/bench/index.js [--only ${SECTIONS.join('|')}[,...]]`);
-    } else {
-      throw new Error(`unknown argument ${arg}; usage: [--only ${SECTIONS.join('|')}[,...]]`);
-    }
-  }
-  if (wanted.length === 0) return [...SECTIONS];
-  const out: SectionName[] = [];
-  for (const name of wanted.map((w) => w.trim()).filter((w) => w !== '')) {
-    if (!isSection(name))
-      throw new Error(`unknown section "${name}"; expected ${SECTIONS.join(', ')}`);
-    if (!out.includes(name)) out.push(name);
-  }
-  return out;
-}
 
 async function main(): Promise<number> {
   let sections: SectionName[];
@@ -80,9 +51,11 @@ async function main(): Promise<number> {
   const crashed: string[] = [];
   for (const name of sections) {
     try {
-      const result = await RUNNERS[name](progress);
+      const run = await RUNNERS[name]();
+      const result = await run(progress);
       for (const table of result.tables) printTable(table);
       targets.push(...result.targets);
+      if (result.crashed !== undefined && result.crashed.length > 0) crashed.push(name);
     } catch (err) {
       const e = toError(err);
       crashed.push(name);

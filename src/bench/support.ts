@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../redis.js';
+import { BenchError } from './errors.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -35,6 +36,8 @@ export interface SectionResult {
   name: string;
   tables: Table[];
   targets: TargetResult[];
+  /** Measurements of the section that crashed (the others' figures are still in the tables). */
+  crashed?: string[];
 }
 
 export function median(values: readonly number[]): number {
@@ -125,7 +128,7 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
+      reject(new BenchError('bench_timeout', `timed out after ${ms} ms waiting for ${what}`));
     }, ms);
   });
   try {
@@ -166,9 +169,9 @@ export class ClientCommandCounter {
 }
 
 /**
- * Redis's own `total_commands_processed` (INFO stats), read on a connection of its own. Other
- * clients of a shared Redis add to it, so callers keep the minimum over runs; `calibrate` measures
- * what the INFO calls themselves add.
+ * Redis's own counters, read with INFO on a connection of its own: `total_commands_processed`
+ * (stats) and the server's CPU time (cpu). Other clients of a shared Redis add to both, so callers
+ * keep the minimum over runs; `calibrate` measures what the INFO calls themselves add.
  */
 export class ServerCommandCounter {
   private readonly redis: Redis;
@@ -181,8 +184,19 @@ export class ServerCommandCounter {
   async total(): Promise<number> {
     const info = await this.redis.info('stats');
     const match = /total_commands_processed:(\d+)/.exec(info);
-    if (match?.[1] === undefined) throw new Error('INFO stats has no total_commands_processed');
+    if (match?.[1] === undefined)
+      throw new BenchError('bench_redis_info', 'INFO stats has no total_commands_processed');
     return Number(match[1]);
+  }
+
+  /** CPU time (user + system, all threads) the Redis server has used, in ms. */
+  async cpuMs(): Promise<number> {
+    const info = await this.redis.info('cpu');
+    const user = /used_cpu_user:([\d.]+)/.exec(info)?.[1];
+    const sys = /used_cpu_sys:([\d.]+)/.exec(info)?.[1];
+    if (user === undefined || sys === undefined)
+      throw new BenchError('bench_redis_info', 'INFO cpu has no used_cpu_*');
+    return (Number(user) + Number(sys)) * 1000;
   }
 
   /** The delta two back-to-back reads show with nothing in between (minimum of a few tries). */
@@ -196,12 +210,16 @@ export class ServerCommandCounter {
     this.overhead = Math.min(...deltas);
   }
 
-  /** Commands processed while `fn` ran, minus the INFO overhead. */
-  async during<T>(fn: () => Promise<T>): Promise<{ value: T; commands: number }> {
+  /** Commands processed (minus the INFO overhead) and Redis CPU ms used while `fn` ran. */
+  async during<T>(
+    fn: () => Promise<T>,
+  ): Promise<{ value: T; commands: number; redisCpuMs: number }> {
+    const cpuBefore = await this.cpuMs();
     const before = await this.total();
     const value = await fn();
     const after = await this.total();
-    return { value, commands: after - before - this.overhead };
+    const cpuAfter = await this.cpuMs();
+    return { value, commands: after - before - this.overhead, redisCpuMs: cpuAfter - cpuBefore };
   }
 
   async close(): Promise<void> {

@@ -142,12 +142,10 @@ export class SnapshotStore<E> {
       input.variant ?? '',
     ];
     for (const [feedId, entry] of input.changed) args.push(feedId, JSON.stringify(entry));
-    const reply = (await this.redis.eval(
-      COMMIT_SCRIPT,
-      2,
-      this.entriesKey,
-      this.metaKey,
-      ...args,
+    // One array, not a spread: 100,000 entries are 200,000 arguments, too many for a JS call.
+    const reply = (await this.redis.call(
+      'EVAL',
+      [COMMIT_SCRIPT, '2', this.entriesKey, this.metaKey].concat(args),
     )) as [number, string];
     const version = reply[1];
     if (reply[0] !== 1) {

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createRedis } from '../redis.js';
+import { parseSections } from './args.js';
+import { parseChildReply, parseChildRequest } from './child-protocol.js';
+import { BenchError } from './errors.js';
+import { ClientCommandCounter, REDIS_URL, median, percentile, ratio } from './support.js';
+
+describe('median and percentile', () => {
+  it.each([
+    [[3, 1, 2], 2],
+    [[4, 1, 3, 2], 2.5],
+    [[7], 7],
+  ])('median(%j) = %d', (values, expected) => {
+    expect(median(values)).toBe(expected);
+  });
+
+  it('median of nothing is NaN', () => {
+    expect(median([])).toBeNaN();
+  });
+
+  it('uses the nearest rank', () => {
+    const values = Array.from({ length: 20 }, (_, i) => 20 - i); // 20..1, unsorted
+    expect(percentile(values, 50)).toBe(10);
+    expect(percentile(values, 90)).toBe(18);
+    expect(percentile(values, 99)).toBe(20);
+    expect(percentile(values, 0)).toBe(1);
+  });
+
+  it('formats ratios and refuses a zero baseline', () => {
+    expect(ratio(3, 2)).toBe('1.50x');
+    expect(ratio(3, 0)).toBe('n/a');
+  });
+});
+
+describe('parseSections', () => {
+  it('defaults to every section', () => {
+    expect(parseSections([])).toEqual(['cycle', 'fanout', 'latency']);
+  });
+
+  it('accepts --only lists in both spellings, deduplicated, in the given order', () => {
+    expect(parseSections(['--only', 'latency,cycle'])).toEqual(['latency', 'cycle']);
+    expect(parseSections(['--only=fanout', '--only', 'fanout'])).toEqual(['fanout']);
+  });
+
+  it('rejects unknown sections and arguments with a usage error', () => {
+    expect(() => parseSections(['--only', 'cycles'])).toThrow(BenchError);
+    expect(() => parseSections(['--fast'])).toThrow(/unknown argument --fast/);
+  });
+});
+
+describe('child protocol', () => {
+  it('parses requests and rejects malformed ones', () => {
+    expect(parseChildRequest({ op: 'change', id: 3, kind: 'status' })).toEqual({
+      op: 'change',
+      id: 3,
+      kind: 'status',
+    });
+    expect(parseChildRequest({ op: 'prepare', id: 1, kind: 'incidents', fraction: 0.01 })).toEqual({
+      op: 'prepare',
+      id: 1,
+      kind: 'incidents',
+      fraction: 0.01,
+    });
+    expect(parseChildRequest({ op: 'change', id: 3, kind: 'sla' })).toBeNull();
+    expect(parseChildRequest({ op: 'count' })).toBeNull();
+    expect(parseChildRequest('close')).toBeNull();
+  });
+
+  it('parses replies', () => {
+    expect(parseChildReply({ op: 'ready', url: 'http://127.0.0.1:1' })).toEqual({
+      op: 'ready',
+      url: 'http://127.0.0.1:1',
+    });
+    expect(parseChildReply({ op: 'ok', id: 2, count: 20 })).toEqual({ op: 'ok', id: 2, count: 20 });
+    expect(parseChildReply({ op: 'error', id: 2, message: 'boom' })).toEqual({
+      op: 'error',
+      id: 2,
+      message: 'boom',
+    });
+    expect(parseChildReply({ op: 'ok', id: 2 })).toBeNull();
+  });
+});
+
+describe('ClientCommandCounter (real Redis)', () => {
+  it('counts commands, and a pipeline as one round trip', async () => {
+    const redis = createRedis(REDIS_URL);
+    const key = `{swbench-test-${randomBytes(4).toString('hex')}}:k`;
+    try {
+      await redis.ping();
+      const counter = new ClientCommandCounter(redis);
+      await redis.set(key, '1');
+      await redis.get(key);
+      expect([counter.commands, counter.roundTrips]).toEqual([2, 2]);
+      counter.reset();
+      await redis.pipeline().incr(key).incr(key).incr(key).exec();
+      expect([counter.commands, counter.roundTrips]).toEqual([3, 1]);
+      expect(await redis.get(key)).toBe('4');
+    } finally {
+      await redis.del(key);
+      await redis.quit();
+    }
+  });
+});
