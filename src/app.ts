@@ -16,6 +16,10 @@ import { DeliveryQueue, DeliveryWorker, type DeliveryOutcome } from './delivery/
 import { createMetrics, type Metrics } from './server/metrics.js';
 import { OpsServer, type Readiness } from './server/ops.js';
 import { SnapshotStore } from './snapshot/store.js';
+import { SilenceStore } from './silences/store.js';
+import { silencedBy } from './silences/match.js';
+import { NoiseStore } from './noise/store.js';
+import { NoiseTicker, type SilenceCheck } from './noise/ticker.js';
 
 export class BudgetError extends StatuswatchError {
   constructor(readonly plan: Plan) {
@@ -33,6 +37,8 @@ export interface AppDeps {
   /** BullMQ lock duration of delivery jobs: how soon a dead replica's deliveries are taken over. */
   deliveryLockMs?: number;
   metrics?: Metrics;
+  /** How often the shared noise-control tick runs (groups, catch-ups, reminders, digests). Default 2 s. */
+  noiseTickMs?: number;
 }
 
 export interface AppEvents {
@@ -67,6 +73,9 @@ export class App extends EventEmitter<AppEvents> {
   readonly poller: Poller;
   readonly categories: CategoryStore;
   readonly router: Router;
+  readonly noiseStore: NoiseStore;
+  readonly silences: SilenceStore;
+  readonly noise: NoiseTicker;
   readonly deliveries: DeliveryQueue;
   readonly deliveryWorker: DeliveryWorker;
   private channels: ChannelRegistry;
@@ -143,14 +152,31 @@ export class App extends EventEmitter<AppEvents> {
       this.metrics.polls.inc({ kind, outcome: 'rate_limited' });
     });
     this.deliveries = new DeliveryQueue(this.redis, this.keys);
+    this.noiseStore = new NoiseStore(this.redis, this.keys);
+    this.silences = new SilenceStore(this.redis, this.keys, now);
+    const silenced: SilenceCheck = async (target, at) =>
+      silencedBy(await this.silences.active(), target, at) !== undefined;
     this.router = new Router({
       connection: this.redis,
       keys: this.keys,
       subscriptions: () => this.config.subscriptions,
       categories: this.categories,
       deliveries: this.deliveries,
+      noise: { store: this.noiseStore, silenced },
       log,
       now,
+    });
+    this.noise = new NoiseTicker({
+      connection: this.redis,
+      keys: this.keys,
+      store: this.noiseStore,
+      deliveries: this.deliveries,
+      subscriptions: () => this.config.subscriptions,
+      silenced,
+      premium: () => this.client.hasPremium,
+      log,
+      now,
+      ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
     });
     this.channels = new ChannelRegistry(config.channels);
     this.deliveryWorker = new DeliveryWorker({
@@ -184,7 +210,8 @@ export class App extends EventEmitter<AppEvents> {
   async start(): Promise<void> {
     const { log } = this.deps;
     await this.redis.ping();
-    this.router.start();
+    await this.router.start();
+    await this.noise.start();
     this.deliveryWorker.start();
     await this.poller.start();
     if (this.deps.server !== false) {
@@ -196,6 +223,7 @@ export class App extends EventEmitter<AppEvents> {
         adminToken: () => this.config.server.adminToken,
         beforeScrape: () => this.sampleQueues(),
         admin: {
+          silences: this.silences,
           deadLetters: () => this.deliveries.deadLetters(),
           retryDeadLetter: (id) => this.deliveries.retryDeadLetter(id),
           serviceState: (feedId) => this.serviceState(feedId),
@@ -204,17 +232,6 @@ export class App extends EventEmitter<AppEvents> {
       this.port = await this.ops.start();
     }
     this.running = true;
-    for (const sub of this.config.subscriptions) {
-      const unsupported = (['group', 'repeat', 'quietHours', 'digest'] as const).filter(
-        (k) => sub[k] !== undefined,
-      );
-      if (unsupported.length > 0) {
-        log.warn(
-          { event: 'config:unsupported', subscription: sub.name, keys: unsupported },
-          `subscription ${sub.name}: ${unsupported.join(', ')} not acted on yet; every transition is sent at once`,
-        );
-      }
-    }
     const plan = planOf(this.config);
     log.info(
       {
@@ -302,7 +319,12 @@ export class App extends EventEmitter<AppEvents> {
     const { log } = this.deps;
     this.running = false;
     log.info({ event: 'app:stopping' }, 'draining');
-    await Promise.allSettled([this.poller.stop(), this.router.stop(), this.deliveryWorker.stop()]);
+    await Promise.allSettled([
+      this.poller.stop(),
+      this.router.stop(),
+      this.noise.stop(),
+      this.deliveryWorker.stop(),
+    ]);
     await Promise.allSettled([this.handoff.close(), this.deliveries.close(), this.ops?.stop()]);
     await this.channels.close();
     await this.client.close();

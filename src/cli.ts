@@ -12,6 +12,7 @@ import { App, BudgetError } from './app.js';
 import { createSimulator, loadScenario } from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
 import { runDemo } from './commands/demo.js';
+import { registerSilenceCommands } from './commands/silence.js';
 import { notifyTest } from './commands/notify-test.js';
 import { renderForChannel } from './commands/render.js';
 import { EVENT_KINDS, type EventKind } from './config/events.js';
@@ -257,6 +258,8 @@ function buildProgram(): Command {
         redactText(renderForChannel(o.event, o.channel, channel), secretValues(config)),
       );
     });
+
+  registerSilenceCommands(program, async (explicit) => (await readConfig(explicit)).config);
 
   program
     .command('demo')

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { emailChannelConfigSchema } from '../src/notify/email/config.js';
 import { createEmailNotifier } from '../src/notify/email/index.js';
-import { incidentThreadId } from '../src/notify/email/render.js';
+import { deliveryMessageId, incidentThreadId } from '../src/notify/email/render.js';
 import { DeliveryError, type Notifier } from '../src/notify/types.js';
 import {
+  HOSTILE_HEADING,
   hostileTransition,
+  manyServices,
   notification,
   refusedUrl,
   startSmtp,
@@ -102,6 +104,53 @@ describe.each([true, false])(
       expect(mail?.parsed.html).not.toContain('<script>');
       expect(mail?.parsed.html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
       expect((mail?.parsed.text ?? '').length).toBeLessThan(12_000);
+    });
+
+    it('sends a 40-transition batch as one mail naming all 40, its own thread root', async () => {
+      const { sink, notifier } = await setup({}, {}, { pool });
+      const n = notification(manyServices(40), { type: 'batch' });
+      await notifier.send(n);
+      const [mail] = await sink.waitFor(1);
+      expect(sink.mails).toHaveLength(1);
+      const parsed = mail!.parsed;
+      expect(parsed.subject).toBe(
+        '40 changes for payments: Service 00: status operational → major outage',
+      );
+      for (let i = 0; i < 40; i++) {
+        const id = String(i).padStart(2, '0');
+        expect(parsed.text).toContain(`Service: Service ${id} (svc-${id})`);
+        expect(parsed.html).toContain(`Service ${id} (svc-${id})`);
+      }
+      expect(parsed.messageId).toBe(deliveryMessageId(n.id));
+      expect(parsed.inReplyTo).toBeUndefined();
+      expect(parsed.headers.has('in-reply-to')).toBe(false);
+      expect(parsed.references).toBeUndefined();
+    });
+
+    it('a digest with a hostile title and summary injects no header and no markup', async () => {
+      const { sink, notifier } = await setup({}, { subjectPrefix: '[sw]' }, { pool });
+      await notifier.send(
+        notification([transition('incident.updated')], {
+          type: 'digest',
+          title: HOSTILE_HEADING,
+          summary: [HOSTILE_HEADING, 'Still open: 1'],
+        }),
+      );
+      const [mail] = await sink.waitFor(1);
+      expect(mail?.envelope.to).toEqual(['sre@example.com', 'oncall@example.com']);
+      const headerSection = mail!.raw.split(/\r?\n\r?\n/)[0] ?? '';
+      expect(headerSection).not.toMatch(/^bcc:/im);
+      expect(mail?.parsed.headers.has('bcc')).toBe(false);
+      expect(mail?.parsed.subject).toBe(
+        '[sw] <!channel> Digest <@U123> <https://evil.example|click> <script>alert(1)</script> Bcc: victim@example.com',
+      );
+      expect(mail?.parsed.html).not.toContain('<script>');
+      expect(mail?.parsed.html).toContain(
+        '<li>&lt;!channel&gt; Digest &lt;@U123&gt; &lt;https://evil.example|click&gt; &lt;script&gt;alert(1)&lt;/script&gt; Bcc: victim@example.com</li>',
+      );
+      expect(mail?.parsed.text).toContain('- Still open: 1');
+      // An update about an incident, but a digest: no reply into the incident's thread.
+      expect(mail?.parsed.inReplyTo).toBeUndefined();
     });
 
     it('a 550 at RCPT is permanent', async () => {

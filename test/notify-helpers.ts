@@ -81,6 +81,36 @@ export function notification(
   };
 }
 
+/** Hostile text as the noise-control stage could build it from upstream names and titles. */
+export const HOSTILE_HEADING =
+  '<!channel> Digest <@U123> <https://evil.example|click> <script>alert(1)</script>\r\nBcc: victim@example.com';
+
+/**
+ * `count` transitions about distinct services `svc-00`, `svc-01`… named `Service 00`…:
+ * the odd ones score drops, the even ones outages (so most-severe-first reorders them).
+ */
+export function manyServices(count: number): Transition[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = String(i).padStart(2, '0');
+    const base = transition(i % 2 === 0 ? 'status.changed' : 'score.dropped');
+    return {
+      ...base,
+      id: `tsvc${n}0123456789abcdef`,
+      feedId: `svc-${n}`,
+      service: {
+        feedId: `svc-${n}`,
+        name: `Service ${n}`,
+        canonicalUrl: `https://svc-${n}.example/`,
+        officialStatusUrl: null,
+      },
+      previous: i % 2 === 0 ? { status: 'operational' } : { score: 90 },
+      current: i % 2 === 0 ? { status: 'major_outage' } : { score: 80 },
+      incident: null,
+      observedAt: Date.UTC(2026, 0, 1, 11, 0, i),
+    };
+  });
+}
+
 // ---------------------------------------------------------------- HTTP receiver
 
 export interface ReceivedRequest {

@@ -4,7 +4,9 @@ import { slackChannelConfigSchema } from '../src/notify/slack/config.js';
 import { SLACK_LIMITS } from '../src/notify/slack/render.js';
 import { DeliveryError, type Notifier } from '../src/notify/types.js';
 import {
+  HOSTILE_HEADING,
   hostileTransition,
+  manyServices,
   notification,
   refusedUrl,
   startReceiver,
@@ -116,6 +118,43 @@ describe('Slack notifier against a local webhook endpoint', () => {
         expect(block.text!.text.length).toBeLessThanOrEqual(SLACK_LIMITS.sectionText);
     }
     expect(body.length).toBeLessThan(20_000);
+  });
+
+  it('delivers a 40-transition batch as one message: 20 listed and "…and 20 more"', async () => {
+    const { receiver, notifier } = await setup();
+    await notifier.send(notification(manyServices(40), { type: 'batch' }));
+    const [request] = await receiver.waitFor(1);
+    expect(receiver.received).toHaveLength(1);
+    const payload = JSON.parse(request!.body) as SentPayload;
+    expect(payload.blocks[0]?.text?.text).toBe('40 changes for payments');
+    const sections = payload.blocks.flatMap((b) =>
+      b.type === 'section' && b.text !== undefined ? [b.text.text] : [],
+    );
+    expect(sections.filter((s) => s.startsWith('• '))).toHaveLength(20);
+    expect(sections).toContain('…and 20 more');
+    expect(payload.blocks.length).toBeLessThanOrEqual(SLACK_LIMITS.blocks);
+    for (const text of sections) expect(text.length).toBeLessThanOrEqual(SLACK_LIMITS.sectionText);
+  });
+
+  it('delivers a digest with hostile title and summary inert', async () => {
+    const { receiver, notifier } = await setup();
+    await notifier.send(
+      notification(manyServices(2), {
+        type: 'digest',
+        title: HOSTILE_HEADING,
+        summary: [HOSTILE_HEADING],
+      }),
+    );
+    const [request] = await receiver.waitFor(1);
+    for (const raw of ['<!channel>', '<@U123>', '<https://evil.example|click>', '<script>']) {
+      expect(request!.body).not.toContain(raw);
+    }
+    const payload = JSON.parse(request!.body) as SentPayload;
+    const escaped =
+      '&lt;!channel&gt; Digest &lt;@U123&gt; &lt;https://evil.example|click&gt; &lt;script&gt;alert(1)&lt;/script&gt; Bcc: victim@example.com';
+    expect(payload.blocks[0]?.text?.text).toBe(escaped);
+    expect(payload.blocks.some((b) => b.text?.text === escaped)).toBe(true);
+    expect(payload.text).toBe(escaped);
   });
 
   it('a 500 is retryable and sent once (no retries inside the client)', async () => {

@@ -4,7 +4,9 @@ import { webhookChannelConfigSchema } from '../src/notify/webhook/config.js';
 import { createWebhookNotifier } from '../src/notify/webhook/index.js';
 import { DeliveryError, type Notifier } from '../src/notify/types.js';
 import {
+  HOSTILE_HEADING,
   hostileTransition,
+  manyServices,
   notification,
   refusedUrl,
   startReceiver,
@@ -134,6 +136,54 @@ describe('webhook notifier against a local receiver', () => {
     expect(body.type).toBe('batch');
     expect(body.data.events.map((e) => e.kind)).toEqual(['incident.opened', 'score.dropped']);
   });
+
+  it('delivers a 40-transition batch as ONE signed request naming all 40 services', async () => {
+    const { receiver, notifier } = await setup();
+    const n = notification(manyServices(40), { type: 'batch' });
+    await notifier.send(n);
+    const [request] = await receiver.waitFor(1);
+    expect(receiver.received).toHaveLength(1);
+    expect(request?.headers['webhook-id']).toBe(n.id);
+    const body = verify(request!) as {
+      type: string;
+      data: { count: number; title: string; events: { service: { feedId: string } }[] };
+    };
+    expect(body.type).toBe('batch');
+    expect(body.data.count).toBe(40);
+    expect(body.data.title).toBe('40 changes for payments');
+    expect(body.data.events.map((e) => e.service.feedId)).toEqual(
+      Array.from({ length: 40 }, (_, i) => `svc-${String(i).padStart(2, '0')}`),
+    );
+  });
+
+  it.each(['reminder', 'catchup', 'digest'] as const)(
+    'delivers a %s with hostile title and summary as verified JSON data',
+    async (type) => {
+      const { receiver, notifier } = await setup();
+      await notifier.send(
+        notification(manyServices(2), {
+          type,
+          title: HOSTILE_HEADING,
+          summary: ['Incidents: 1 opened', HOSTILE_HEADING],
+        }),
+      );
+      const [request] = await receiver.waitFor(1);
+      const body = verify(request!) as {
+        type: string;
+        data: { title: string; summary?: string[]; events: { eventId: string }[] };
+      };
+      const flat = HOSTILE_HEADING.replace('\r\n', ' ');
+      expect(body.type).toBe(type);
+      expect(body.data.title).toBe(flat);
+      expect(body.data.events.map((e) => e.eventId)).toEqual([
+        'tsvc000123456789abcdef',
+        'tsvc010123456789abcdef',
+      ]);
+      expect(body.data.summary).toEqual(
+        type === 'digest' ? ['Incidents: 1 opened', flat] : undefined,
+      );
+    },
+  );
 
   it('carries hostile text as JSON data, intact and verified', async () => {
     const { receiver, notifier } = await setup();

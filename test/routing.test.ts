@@ -115,7 +115,7 @@ describe('hand-off → router → delivery → webhook receivers (real Redis, si
       deliveries: d.queue,
       log,
     });
-    router.start();
+    await router.start();
 
     const opened = event('incident.opened', 'stripe'); // by feedId and by category, one channel shared
     const atRisk = event('sla.at_risk', 'adyen'); // by category only

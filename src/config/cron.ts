@@ -1,15 +1,16 @@
-import { StatuswatchError } from '../errors.js';
+import { CronExpressionParser, type CronField } from 'cron-parser';
+import { StatuswatchError, toError } from '../errors.js';
 
 /** A cron expression that is not a valid 5-field schedule. */
 export class CronError extends StatuswatchError {
-  constructor(message: string) {
-    super('cron_invalid', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('cron_invalid', message, options);
   }
 }
 
 /** A parsed 5-field cron schedule: the sorted values each field allows. */
 export interface CronSchedule {
-  /** The expression as written (trimmed, single spaces). */
+  /** The expression as written (trimmed, single spaces); what `cron-parser` evaluates. */
   expression: string;
   minutes: number[];
   hours: number[];
@@ -19,95 +20,102 @@ export interface CronSchedule {
   daysOfWeek: number[];
 }
 
-interface FieldSpec {
-  name: string;
-  min: number;
-  max: number;
-  names?: readonly string[];
-}
-
-const FIELDS: readonly FieldSpec[] = [
-  { name: 'minute', min: 0, max: 59 },
-  { name: 'hour', min: 0, max: 23 },
-  { name: 'day of month', min: 1, max: 31 },
-  {
-    name: 'month',
-    min: 1,
-    max: 12,
-    names: ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'],
-  },
-  { name: 'day of week', min: 0, max: 7, names: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] },
-];
-
 export const CRON_HINT =
   'expected a 5-field cron expression "minute hour day-of-month month day-of-week", such as "0 8 * * 1"';
 
-function parseValue(text: string, spec: FieldSpec): number {
-  if (/^\d+$/.test(text)) {
-    const value = Number(text);
-    if (value < spec.min || value > spec.max) {
-      throw new CronError(`${spec.name} must be between ${spec.min} and ${spec.max}`);
-    }
-    return value;
+const FIELD_NAMES = ['minute', 'hour', 'day of month', 'month', 'day of week'] as const;
+type FieldName = (typeof FIELD_NAMES)[number];
+
+/**
+ * The subset of cron-parser's syntax we accept: numbers, `*`, lists, ranges, steps and (in the
+ * month and weekday fields) three-letter names. cron-parser also knows `?`, `L`, `#` and `H`
+ * (a random minute per process, which replicas would not agree on); they stay out so a schedule
+ * means the same in every cron the reader knows.
+ */
+function checkSyntax(text: string, name: FieldName): void {
+  const namesAllowed = name === 'month' || name === 'day of week';
+  const words = text.match(/[a-z]+/gi) ?? [];
+  if (!/^[0-9a-z*,/-]+$/i.test(text) || words.some((w) => !namesAllowed || w.length !== 3)) {
+    throw new CronError(`invalid ${name} value; ${CRON_HINT}`);
   }
-  const index = spec.names?.indexOf(text.toLowerCase()) ?? -1;
-  if (index === -1) throw new CronError(`invalid ${spec.name} value; ${CRON_HINT}`);
-  return index + spec.min;
 }
 
-function parseField(text: string, spec: FieldSpec): number[] {
-  const values = new Set<number>();
-  for (const item of text.split(',')) {
-    const [rangeText = '', stepText, extra] = item.split('/');
-    if (extra !== undefined) throw new CronError(`invalid ${spec.name} step; ${CRON_HINT}`);
-    let step = 1;
-    if (stepText !== undefined) {
-      if (!/^\d+$/.test(stepText) || Number(stepText) === 0) {
-        throw new CronError(`${spec.name} step must be a positive integer`);
-      }
-      step = Number(stepText);
-    }
-    let from: number;
-    let to: number;
-    if (rangeText === '*') {
-      from = spec.min;
-      to = spec.max;
-    } else {
-      const bounds = rangeText.split('-');
-      if (bounds.length > 2 || bounds.some((b) => b === '')) {
-        throw new CronError(`invalid ${spec.name} range; ${CRON_HINT}`);
-      }
-      from = parseValue(bounds[0] ?? '', spec);
-      to =
-        bounds[1] === undefined
-          ? stepText === undefined
-            ? from
-            : spec.max
-          : parseValue(bounds[1], spec);
-      if (to < from) throw new CronError(`${spec.name} range must not run backwards`);
-    }
-    for (let value = from; value <= to; value += step) values.add(value);
+/**
+ * cron-parser throws plain `Error`s without a code. Its message is turned into ours here, for
+ * the reader only (the field is known from where it was thrown, never from the text); the
+ * expression itself is never echoed. An unrecognised message still gives a clear error.
+ */
+function fieldError(name: FieldName, cause: Error): CronError {
+  const message = cause.message;
+  const bounds = /expected range (\d+)-(\d+)/.exec(message);
+  let text: string;
+  if (/got range [^ ]*NaN/.test(message) || /^Invalid range: [^,]*$/.test(message)) {
+    text = `invalid ${name} range; ${CRON_HINT}`;
+  } else if (bounds !== null) {
+    text = `${name} must be between ${bounds[1] ?? ''} and ${bounds[2] ?? ''}`;
+  } else if (message.includes('cannot repeat at every 0 time')) {
+    text = `${name} step must be a positive integer`;
+  } else if (/min\(\d+\) > max\(\d+\)/.test(message)) {
+    text = `${name} range must not run backwards`;
+  } else {
+    text = `invalid ${name} value; ${CRON_HINT}`;
   }
-  return [...values].sort((a, b) => a - b);
+  return new CronError(text, { cause });
+}
+
+/** A fixed reference date so that validating never reads the clock. */
+const REFERENCE_DATE = 0;
+
+function numbers(field: CronField): number[] {
+  const values: number[] = [];
+  for (const value of field.values) if (typeof value === 'number') values.push(value);
+  return values;
 }
 
 /**
  * Parses a standard 5-field cron expression (`*`, `a-b`, lists, `/step`, month and weekday
- * names). Throws `CronError` naming the offending field, never echoing the expression.
+ * names) with `cron-parser`, the library that also computes the fire times
+ * (`src/noise/schedule.ts`). Throws `CronError` naming the offending field, never echoing the
+ * expression.
  */
 export function parseCron(expression: string): CronSchedule {
   const parts = expression
     .trim()
     .split(/\s+/)
     .filter((p) => p !== '');
-  if (parts.length !== 5)
+  if (parts.length !== 5) {
     throw new CronError(`expected 5 fields, found ${parts.length}; ${CRON_HINT}`);
-  const fields = parts.map((part, index) => {
-    const spec = FIELDS[index];
-    if (spec === undefined) throw new CronError(CRON_HINT);
-    return parseField(part, spec);
+  }
+  // One field at a time (the others `*`), so an error names its field.
+  FIELD_NAMES.forEach((name, index) => {
+    const part = parts[index] ?? '';
+    checkSyntax(part, name);
+    const probe = parts.map((p, i) => (i === index ? p : '*')).join(' ');
+    try {
+      CronExpressionParser.parse(probe, { currentDate: REFERENCE_DATE });
+    } catch (caught) {
+      throw fieldError(name, toError(caught));
+    }
   });
-  const [minutes = [], hours = [], daysOfMonth = [], months = [], weekdays = []] = fields;
-  const daysOfWeek = [...new Set(weekdays.map((d) => d % 7))].sort((a, b) => a - b);
-  return { expression: parts.join(' '), minutes, hours, daysOfMonth, months, daysOfWeek };
+  const normalized = parts.join(' ');
+  let fields;
+  try {
+    fields = CronExpressionParser.parse(normalized, { currentDate: REFERENCE_DATE }).fields;
+  } catch (caught) {
+    // Every field is valid alone: the days of month never occur in the months (`0 0 30 2 *`).
+    throw new CronError(`day of month never occurs in the given months; ${CRON_HINT}`, {
+      cause: toError(caught),
+    });
+  }
+  const daysOfWeek = [...new Set(numbers(fields.dayOfWeek).map((d) => d % 7))].sort(
+    (a, b) => a - b,
+  );
+  return {
+    expression: normalized,
+    minutes: numbers(fields.minute),
+    hours: numbers(fields.hour),
+    daysOfMonth: numbers(fields.dayOfMonth),
+    months: numbers(fields.month),
+    daysOfWeek,
+  };
 }

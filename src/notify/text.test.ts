@@ -4,15 +4,25 @@ import type { Transition } from '../diff/transition.js';
 import {
   bySeverity,
   changeSummary,
+  countLine,
   describe,
   escapeHtml,
   escapeSlackMrkdwn,
   escapeTruncated,
+  formatDuration,
   formatMargin,
+  formatUtc,
   headerSafe,
   isHttpUrl,
+  listHeading,
+  listItem,
+  listOrder,
+  summaryLines,
+  TITLE_TEXT_MAX,
+  SUMMARY_LINE_MAX,
   truncate,
 } from './text.js';
+import type { Notification } from './types.js';
 
 function t(kind: EventKind, parts: Partial<Transition> = {}): Transition {
   return {
@@ -243,5 +253,125 @@ group('isHttpUrl', () => {
     [null, false],
   ])('%j → %j', (url, expected) => {
     expect(isHttpUrl(url)).toBe(expected);
+  });
+});
+
+const HOUR = 3_600_000;
+
+function n(transitions: Transition[], parts: Partial<Notification> = {}): Notification {
+  return {
+    id: 'n1',
+    type: 'batch',
+    subscription: 'payments',
+    channel: 'oncall',
+    transitions,
+    createdAt: 4 * HOUR,
+    ...parts,
+  };
+}
+
+const stripeOpened = t('incident.opened', {
+  service: { feedId: 'stripe', name: 'Stripe', canonicalUrl: null, officialStatusUrl: null },
+  incident: incident('Card payments failing'),
+  observedAt: 0,
+});
+
+group('formatDuration', () => {
+  it.each<[number, string | null]>([
+    [0, 'less than a minute'],
+    [59_999, 'less than a minute'],
+    [60_000, '1m'],
+    [45 * 60_000, '45m'],
+    [4 * HOUR, '4h'],
+    [4 * HOUR + 30 * 60_000 + 59_000, '4h 30m'],
+    [24 * HOUR, '1d'],
+    [51 * HOUR, '2d 3h'],
+    [-1, null],
+    [Number.NaN, null],
+  ])('%d ms → %j', (ms, expected) => {
+    expect(formatDuration(ms)).toBe(expected);
+  });
+
+  it('formats UTC times to the minute', () => {
+    expect(formatUtc(Date.UTC(2026, 0, 1, 22, 15, 59))).toBe('2026-01-01 22:15 UTC');
+    expect(formatUtc(Number.NaN)).toBe('unknown time');
+  });
+});
+
+group('batch-like headings', () => {
+  it.each<[string, Notification, 'batch' | 'reminder' | 'catchup' | 'digest', string]>([
+    ['batch', n([stripeOpened, stripeOpened]), 'batch', '2 changes for payments'],
+    ['batch of one', n([stripeOpened]), 'batch', '1 change for payments'],
+    [
+      'reminder about one',
+      n([stripeOpened], { type: 'reminder' }),
+      'reminder',
+      'Reminder: still open — Stripe: incident opened — Card payments failing (open for 4h)',
+    ],
+    [
+      'reminder about several',
+      n([stripeOpened, stripeOpened], { type: 'reminder' }),
+      'reminder',
+      'Reminder: 2 still open for payments',
+    ],
+    [
+      'catch-up',
+      n([stripeOpened, stripeOpened, stripeOpened], { type: 'catchup' }),
+      'catchup',
+      'Quiet hours ended: 3 notifications held',
+    ],
+    [
+      'catch-up of one',
+      n([stripeOpened], { type: 'catchup' }),
+      'catchup',
+      'Quiet hours ended: 1 notification held',
+    ],
+    ['digest', n([stripeOpened], { type: 'digest' }), 'digest', 'Digest for payments: 1 change'],
+    ['empty digest', n([], { type: 'digest' }), 'digest', 'Digest for payments: no changes'],
+    [
+      'a title wins',
+      n([stripeOpened], { type: 'reminder', title: 'Weekly\r\nreport' }),
+      'reminder',
+      'Weekly report',
+    ],
+    ['a blank title is no title', n([], { title: ' \n ' }), 'batch', '0 changes for payments'],
+  ])('%s', (_name, notification, type, expected) => {
+    expect(listHeading(type, notification)).toBe(expected);
+  });
+
+  it('keeps the count line even when a title is given', () => {
+    expect(countLine('batch', n([stripeOpened], { title: 'Storm' }))).toBe('1 change for payments');
+  });
+
+  it('bounds and flattens title and summary lines', () => {
+    const long = n([], { title: 'x'.repeat(5000), summary: ['a\r\nb', '', 'y'.repeat(9000)] });
+    expect(listHeading('digest', long)).toHaveLength(TITLE_TEXT_MAX);
+    expect(summaryLines(long)).toEqual(['a b', `${'y'.repeat(SUMMARY_LINE_MAX - 1)}…`]);
+  });
+
+  it('says how long a reminded transition has been open and when catch-up items happened', () => {
+    const opened = { ...stripeOpened, observedAt: Date.UTC(2026, 0, 1, 8, 0) };
+    const createdAt = Date.UTC(2026, 0, 1, 12, 30);
+    expect(listItem('reminder', opened, createdAt)).toBe(
+      'Stripe: incident opened — Card payments failing (open for 4h 30m)',
+    );
+    expect(listItem('catchup', opened, createdAt)).toBe(
+      'Stripe: incident opened — Card payments failing (2026-01-01 08:00 UTC)',
+    );
+    expect(listItem('batch', opened, createdAt)).toBe(
+      'Stripe: incident opened — Card payments failing',
+    );
+    // A clock skew never renders a negative duration.
+    expect(listItem('reminder', opened, opened.observedAt - 1)).toBe(
+      'Stripe: incident opened — Card payments failing',
+    );
+  });
+
+  it('keeps a catch-up in the given order and sorts the others most severe first', () => {
+    const list = [t('incident.resolved', { id: 'r' }), t('incident.opened', { id: 'o' })];
+    expect(listOrder('catchup', list).map((x) => x.id)).toEqual(['r', 'o']);
+    for (const type of ['batch', 'reminder', 'digest'] as const) {
+      expect(listOrder(type, list).map((x) => x.id)).toEqual(['o', 'r']);
+    }
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { EventKind } from '../config/events.js';
 import type { Transition, TransitionValues } from '../diff/transition.js';
+import type { Notification } from './types.js';
 
 const ELLIPSIS = '…';
 
@@ -240,4 +241,132 @@ export function isHttpUrl(url: string | null | undefined): url is string {
   if (url === null || url === undefined || !URL.canParse(url)) return false;
   const { protocol, hostname } = new URL(url);
   return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+}
+
+// ---------------------------------------------------------------- batch-like notifications
+
+/** The notification types rendered as a heading plus a list of transitions. */
+export type ListType = 'batch' | 'reminder' | 'catchup' | 'digest';
+
+/** Longest `title` / summary line kept from a notification (before channel escaping). */
+export const TITLE_TEXT_MAX = 1000;
+export const SUMMARY_LINE_MAX = 2000;
+
+function plural(count: number, one: string, many: string = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/**
+ * A duration in words an on-call engineer reads at a glance: `45m`, `4h`, `4h 30m`, `2d 3h`,
+ * `less than a minute`; null when it cannot be known (negative or not finite).
+ */
+export function formatDuration(ms: number): string | null {
+  if (!Number.isFinite(ms) || ms < 0) return null;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 1) return 'less than a minute';
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) {
+    const rest = minutes % 60;
+    return rest === 0 ? `${hours}h` : `${hours}h ${rest}m`;
+  }
+  const days = Math.floor(hours / 24);
+  const rest = hours % 24;
+  return rest === 0 ? `${days}d` : `${days}d ${rest}h`;
+}
+
+/** `2026-01-01 12:00 UTC`, or `unknown time` for a value that is not a time. */
+export function formatUtc(ms: number): string {
+  if (!Number.isFinite(ms)) return 'unknown time';
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/** How long what `transition` opened has been open when the notification was created. */
+export function openFor(transition: Transition, createdAt: number): string | null {
+  return formatDuration(createdAt - transition.observedAt);
+}
+
+/** One line for a transition still open in a reminder: `Stripe: incident opened — X (open for 4h)`. */
+export function reminderItem(transition: Transition, createdAt: number): string {
+  const open = openFor(transition, createdAt);
+  return open === null ? describe(transition) : `${describe(transition)} (open for ${open})`;
+}
+
+/** The notification's own `title` on one line and bounded, or null when it has none. */
+export function notificationTitle(notification: Notification): string | null {
+  const title = headerSafe(notification.title ?? '');
+  return title === '' ? null : truncate(title, TITLE_TEXT_MAX);
+}
+
+/** The `summary` lines, each on one line and bounded; empty lines dropped. */
+export function summaryLines(notification: Notification): string[] {
+  return (notification.summary ?? [])
+    .map((line) => truncate(headerSafe(line), SUMMARY_LINE_MAX))
+    .filter((line) => line !== '');
+}
+
+/**
+ * What a batch-like notification is, in one sentence that always carries the count:
+ * `12 changes for payments`, `Reminder: 3 still open for payments`,
+ * `Quiet hours ended: 5 notifications held`, `Digest for payments: 7 changes`.
+ */
+export function countLine(type: ListType, notification: Notification): string {
+  const count = notification.transitions.length;
+  const subscription = headerSafe(notification.subscription);
+  switch (type) {
+    case 'batch':
+      return `${plural(count, 'change')} for ${subscription}`;
+    case 'reminder':
+      return `Reminder: ${count} still open for ${subscription}`;
+    case 'catchup':
+      return `Quiet hours ended: ${plural(count, 'notification')} held`;
+    case 'digest':
+      return count === 0
+        ? `Digest for ${subscription}: no changes`
+        : `Digest for ${subscription}: ${plural(count, 'change')}`;
+  }
+}
+
+/**
+ * The heading of a batch-like notification (raw text on one line; escape it for the channel):
+ * the `title` when given, else the count line, except that a reminder about one transition
+ * says what is still open: `Reminder: still open — Stripe: incident opened — X (open for 4h)`.
+ */
+export function listHeading(type: ListType, notification: Notification): string {
+  const title = notificationTitle(notification);
+  if (title !== null) return title;
+  const [only, ...rest] = notification.transitions;
+  if (type === 'reminder' && only !== undefined && rest.length === 0) {
+    return `Reminder: still open — ${reminderItem(only, notification.createdAt)}`;
+  }
+  return countLine(type, notification);
+}
+
+/**
+ * The order a batch-like notification lists its transitions in: a catch-up keeps the given
+ * (chronological) order so a resolution follows its opening; the others put the most severe first.
+ */
+export function listOrder(type: ListType, transitions: readonly Transition[]): Transition[] {
+  switch (type) {
+    case 'catchup':
+      return [...transitions];
+    case 'batch':
+    case 'reminder':
+    case 'digest':
+      return bySeverity(transitions);
+  }
+}
+
+/** One line per listed transition: reminders say for how long, catch-ups and digests when. */
+export function listItem(type: ListType, transition: Transition, createdAt: number): string {
+  switch (type) {
+    case 'batch':
+      return describe(transition);
+    case 'reminder':
+      return reminderItem(transition, createdAt);
+    case 'catchup':
+    case 'digest':
+      return `${describe(transition)} (${formatUtc(transition.observedAt)})`;
+  }
 }

@@ -1,4 +1,4 @@
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
@@ -8,17 +8,32 @@ import { TRANSITIONS_QUEUE } from '../pipeline/handoff.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
-import { deliveryId, route, type RoutableSubscription } from './match.js';
+import { deliveryId, route, type RoutableSubscription, type Route } from './match.js';
+import type { NoiseStore } from '../noise/store.js';
+import { routeKey } from '../noise/store.js';
+import type { SilenceCheck } from '../noise/ticker.js';
+import { decide, lifecycleKey } from '../noise/policy.js';
+import { isExcepted, quietState } from '../noise/quiet.js';
+import type { SubscriptionConfig } from '../config/schema.js';
+
+type NoisySubscription = Partial<Pick<SubscriptionConfig, 'group' | 'quietHours'>>;
+
+/** Noise control applied to every route: silences, quiet hours, grouping, the told-openings ledger. */
+export interface NoiseControl {
+  store: NoiseStore;
+  silenced: SilenceCheck;
+}
 
 export interface RouterOptions {
   connection: Redis;
   keys: Keys;
-  subscriptions: () => readonly RoutableSubscription[];
+  subscriptions: () => readonly (RoutableSubscription & NoisySubscription)[];
+  /** Without it every route is sent at once (tests of plain routing). */
+  noise?: NoiseControl;
   categories: CategoryStore;
   deliveries: DeliveryQueue;
   log: Logger;
   now?: () => number;
-  concurrency?: number;
 }
 
 /** Routing: turns one transition into one delivery job per (subscription, channel). */
@@ -28,6 +43,14 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {
     this.now = options.now ?? Date.now;
+  }
+
+  /** The routes of a transition under the current subscriptions (no I/O beyond category sets). */
+  async routes(t: Transition): Promise<Route[]> {
+    const subs = this.options.subscriptions();
+    const slugs = [...new Set(subs.flatMap((s) => s.categories ?? []))];
+    await this.options.categories.load(slugs);
+    return route(t, subs, (slug, feedId) => this.options.categories.has(slug, feedId));
   }
 
   /** The notifications a transition becomes under the current subscriptions (no I/O beyond category sets). */
@@ -46,11 +69,25 @@ export class Router {
     }));
   }
 
-  start(): void {
+  /**
+   * Routing runs one transition at a time across all replicas (BullMQ global concurrency 1), in
+   * enqueue order: an opening is always admitted before its closing, so the told-openings ledger
+   * the closing consults is never raced.
+   */
+  async start(): Promise<void> {
+    const queue = new Queue(TRANSITIONS_QUEUE, {
+      connection: this.options.connection,
+      prefix: this.options.keys.tag,
+    });
+    try {
+      await queue.setGlobalConcurrency(1);
+    } finally {
+      await queue.close();
+    }
     this.worker = new Worker<Transition>(TRANSITIONS_QUEUE, (job) => this.process(job), {
       connection: this.options.connection,
       prefix: this.options.keys.tag,
-      concurrency: this.options.concurrency ?? 8,
+      concurrency: 1,
     });
     this.worker.on('error', (err) => {
       this.options.log.error(
@@ -60,8 +97,97 @@ export class Router {
     });
   }
 
+  /**
+   * Applies noise control to each route of a transition: send now, batch into the route's group,
+   * hold for the quiet-hours catch-up, or drop (silenced, or the closing of a silenced opening).
+   * Every step is idempotent, so a retried routing job changes nothing twice (buffers are
+   * deduplicated by transition id when flushed).
+   */
+  private async admit(t: Transition, noise: NoiseControl): Promise<Notification[]> {
+    const now = this.now();
+    const subs = new Map(this.options.subscriptions().map((s) => [s.name, s]));
+    const out: Notification[] = [];
+    const routes = await this.routes(t);
+    const key = lifecycleKey(t);
+    for (const r of routes) {
+      const sub = subs.get(r.subscription);
+      const { told, suppressed } = await noise.store.lookup(
+        routeKey(r.subscription, r.channel),
+        key,
+      );
+      const silenced = await noise.silenced(
+        { feedId: t.feedId, kind: t.kind, subscription: r.subscription, channel: r.channel },
+        now,
+      );
+      let quietUntil: number | null = null;
+      if (sub?.quietHours !== undefined && !isExcepted(sub.quietHours, t.kind)) {
+        const q = quietState(sub.quietHours, now);
+        if (q.quiet) quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
+      }
+      const d = decide({
+        transition: t,
+        silenced,
+        told: told !== null,
+        suppressed,
+        quietUntil,
+        grouped: sub?.group !== undefined,
+      });
+      const rk = routeKey(r.subscription, r.channel);
+      switch (d.route.action) {
+        case 'send':
+          out.push({
+            id: deliveryId(t.id, r.subscription, r.channel),
+            type: 'event',
+            subscription: r.subscription,
+            channel: r.channel,
+            transitions: [t],
+            createdAt: now,
+          });
+          break;
+        case 'group':
+          await noise.store.addToGroup(rk, t, now);
+          break;
+        case 'hold':
+          await noise.store.hold(rk, t, d.route.until);
+          break;
+        case 'drop':
+          this.options.log.info(
+            {
+              event: 'delivery:suppressed',
+              transitionId: t.id,
+              kind: t.kind,
+              feedId: t.feedId,
+              subscription: r.subscription,
+              channel: r.channel,
+              reason: d.route.reason,
+            },
+            `${t.kind} ${t.feedId} not sent to ${r.subscription}/${r.channel}: ${d.route.reason}`,
+          );
+          break;
+      }
+      switch (d.ledger) {
+        case 'tell':
+          await noise.store.tell(r.subscription, r.channel, key, t, now);
+          break;
+        case 'suppress':
+          await noise.store.suppress(rk, key, t.id);
+          break;
+        case 'close':
+          await noise.store.close(rk, key);
+          break;
+        case 'none':
+          break;
+      }
+    }
+    if (routes.length > 0)
+      await noise.store.recordHistory(t, [...new Set(routes.map((r) => r.subscription))], now);
+    return out;
+  }
+
   private async process(job: Job<Transition>): Promise<number> {
-    const notifications = await this.plan(job.data);
+    const noise = this.options.noise;
+    const notifications =
+      noise === undefined ? await this.plan(job.data) : await this.admit(job.data, noise);
     await this.options.deliveries.enqueue(notifications);
     this.options.log.debug(
       {

@@ -4,6 +4,10 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'statuswatch_' });
+  // prom-client exports these totals as gauges with a `_total` suffix, which `promtool check
+  // metrics` rejects; the same counts stay available per type in `statuswatch_nodejs_active_*`.
+  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total'])
+    registry.removeSingleMetric(`statuswatch_nodejs_${name}`);
   const m = {
     registry,
     polls: new Counter({

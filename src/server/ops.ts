@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import type { Metrics } from './metrics.js';
+import { handleSilences } from '../silences/admin.js';
+import type { SilenceStore } from '../silences/store.js';
 
 export interface Readiness {
   ready: boolean;
@@ -11,6 +13,7 @@ export interface Readiness {
 }
 
 export interface AdminApi {
+  silences: SilenceStore;
   deadLetters(): Promise<unknown>;
   retryDeadLetter(id: string): Promise<boolean>;
   serviceState(feedId: string): Promise<unknown>;
@@ -119,6 +122,8 @@ export class OpsServer {
       return;
     }
     const method = req.method ?? 'GET';
+    if (await handleSilences(req, res, path, method, this.options.admin.silences, this.options.log))
+      return;
     if (path === '/admin/dead-letters' && method === 'GET') {
       send(res, 200, { deadLetters: await this.options.admin.deadLetters() });
       return;

@@ -71,7 +71,7 @@ export const SERVICE_VARIANT_A_FIELDS = [
 // ---------------------------------------------------------------------------------------------
 // Status rows (2.3 Variant A, 2.4 Variant B)
 
-export const statusRowASchema = z.looseObject({
+export const statusRowASchema = z.object({
   feedId: feedIdSchema,
   name: str(),
   /** Legacy status, official-source rows only. */
@@ -101,7 +101,7 @@ export const statusRowASchema = z.looseObject({
 });
 export type WireStatusRowA = z.infer<typeof statusRowASchema>;
 
-export const statusRowBSchema = z.looseObject({
+export const statusRowBSchema = z.object({
   feedId: feedIdSchema,
   status: str(),
   lastCheck: num(),

@@ -8,16 +8,21 @@ import { createHash } from 'node:crypto';
 import type { Transition } from '../../diff/transition.js';
 import type { Notification } from '../types.js';
 import {
-  bySeverity,
   changeSummary,
+  countLine,
   describe,
   escapeHtml,
   eventLabel,
   headerSafe,
   incidentTitle,
   isHttpUrl,
+  listHeading,
+  listItem,
+  listOrder,
   serviceLabel,
+  summaryLines,
   truncate,
+  type ListType,
 } from '../text.js';
 
 export interface EmailMessage {
@@ -38,7 +43,10 @@ export const SUBJECT_MAX = 200;
 /** Longest upstream text (update, summary) quoted in a mail. */
 const LONG_TEXT_MAX = 4000;
 const TITLE_MAX = 500;
-const BATCH_LIST_LIMIT = 50;
+export const BATCH_LIST_LIMIT = 50;
+/** A digest's summary: at most this many lines, each at most `SUMMARY_LINE_MAX` characters. */
+const SUMMARY_LINES_MAX = 100;
+const SUMMARY_LINE_MAX = 1000;
 
 const MESSAGE_ID_DOMAIN = 'statuswatch';
 
@@ -60,36 +68,81 @@ function isIncidentKind(transition: Transition): boolean {
   return transition.kind.startsWith('incident.') && transition.incident !== null;
 }
 
+/**
+ * Events about an incident thread under the incident's root (the opened mail is the root).
+ * Everything else — tests, batches, reminders, catch-ups, digests — is its own thread root:
+ * a Message-ID from the delivery id and no In-Reply-To.
+ */
 function threading(
   notification: Notification,
 ): Pick<EmailMessage, 'messageId' | 'inReplyTo' | 'references'> {
-  const own = deliveryMessageId(notification.id);
-  const first = notification.transitions[0];
-  if (
-    notification.type !== 'event' ||
-    first === undefined ||
-    !isIncidentKind(first) ||
-    first.incident === null
-  ) {
-    return { messageId: own, inReplyTo: null, references: null };
+  const own = { messageId: deliveryMessageId(notification.id), inReplyTo: null, references: null };
+  switch (notification.type) {
+    case 'event': {
+      const first = notification.transitions[0];
+      if (first === undefined || !isIncidentKind(first) || first.incident === null) return own;
+      const root = incidentThreadId(first.feedId, first.incident.id);
+      if (first.kind === 'incident.opened') {
+        return { messageId: root, inReplyTo: null, references: null };
+      }
+      return { messageId: own.messageId, inReplyTo: root, references: root };
+    }
+    case 'test':
+    case 'batch':
+    case 'reminder':
+    case 'catchup':
+    case 'digest':
+      return own;
   }
-  const root = incidentThreadId(first.feedId, first.incident.id);
-  if (first.kind === 'incident.opened')
-    return { messageId: root, inReplyTo: null, references: null };
-  return { messageId: own, inReplyTo: root, references: root };
 }
 
-function subjectOf(notification: Notification, options: EmailRenderOptions): string {
+/** How a notification is laid out: one event (or test) in detail, or a list of type `ListType`. */
+type Layout = { kind: 'event'; transition: Transition; test: boolean } | { kind: ListType };
+
+function layoutOf(notification: Notification): Layout {
   const first = notification.transitions[0];
-  let core: string;
-  if (notification.type === 'batch' || first === undefined) {
-    const count = notification.transitions.length;
-    const top = bySeverity(notification.transitions)[0];
-    core = `${count} event${count === 1 ? '' : 's'} for ${notification.subscription}`;
-    if (top !== undefined) core += `: ${describe(top)}`;
-  } else {
-    core = (notification.type === 'test' ? '[test] ' : '') + describe(first);
+  switch (notification.type) {
+    case 'event':
+    case 'test':
+      return first === undefined
+        ? { kind: 'batch' }
+        : { kind: 'event', transition: first, test: notification.type === 'test' };
+    case 'batch':
+    case 'reminder':
+    case 'catchup':
+    case 'digest':
+      return { kind: notification.type };
   }
+}
+
+/**
+ * The raw subject (before prefix and header safety). Batch-like mails carry the count: a batch
+ * says how many and the most severe one, a custom title gets the count appended.
+ */
+function subjectCore(notification: Notification, layout: Layout): string {
+  switch (layout.kind) {
+    case 'event':
+      return (layout.test ? '[test] ' : '') + describe(layout.transition);
+    case 'batch': {
+      const heading = listHeading('batch', notification);
+      const count = countLine('batch', notification);
+      if (heading !== count) return `${heading} (${count})`;
+      const top = listOrder('batch', notification.transitions)[0];
+      return top === undefined ? heading : `${heading}: ${describe(top)}`;
+    }
+    case 'reminder':
+    case 'catchup':
+    case 'digest':
+      return listHeading(layout.kind, notification);
+  }
+}
+
+function subjectOf(
+  notification: Notification,
+  layout: Layout,
+  options: EmailRenderOptions,
+): string {
+  const core = subjectCore(notification, layout);
   const prefix = headerSafe(options.subjectPrefix ?? '');
   return truncate(headerSafe(prefix === '' ? core : `${prefix} ${core}`), SUBJECT_MAX);
 }
@@ -132,8 +185,8 @@ function rowsOf(transition: Transition): Row[] {
   return rows;
 }
 
-function textBlock(transition: Transition): string {
-  const lines = [describe(transition), ''];
+function textBlock(transition: Transition, headline: string): string {
+  const lines = [headline, ''];
   for (const row of rowsOf(transition)) {
     const value = row.value.includes('\n')
       ? `\n  ${row.value.split(/\r?\n/).join('\n  ')}`
@@ -143,7 +196,7 @@ function textBlock(transition: Transition): string {
   return lines.join('\n');
 }
 
-function htmlBlock(transition: Transition): string {
+function htmlBlock(transition: Transition, headline: string): string {
   const rows = rowsOf(transition)
     .map((row) => {
       const shown = escapeHtml(row.value).replace(/\r?\n/g, '<br>');
@@ -154,7 +207,7 @@ function htmlBlock(transition: Transition): string {
       return `<tr><th align="left" valign="top" style="padding:2px 12px 2px 0">${escapeHtml(row.label)}</th><td style="padding:2px 0">${cell}</td></tr>`;
     })
     .join('\n');
-  return `<h2 style="font-size:16px;margin:16px 0 8px">${escapeHtml(describe(transition))}</h2>\n<table cellspacing="0" cellpadding="0">\n${rows}\n</table>`;
+  return `<h2 style="font-size:16px;margin:16px 0 8px">${escapeHtml(headline)}</h2>\n<table cellspacing="0" cellpadding="0">\n${rows}\n</table>`;
 }
 
 function footer(notification: Notification): { text: string; html: string } {
@@ -165,34 +218,101 @@ function footer(notification: Notification): { text: string; html: string } {
   };
 }
 
-/** The mail for one delivery: one event, a test, or a batch (most severe first, ≤ 50 listed). */
+interface Body {
+  /** A heading above everything (batch-like mails). */
+  heading: string | null;
+  intro: string | null;
+  summary: string[];
+  /** Transitions shown in full, each with its headline. */
+  shown: { transition: Transition; headline: string }[];
+  more: string | null;
+}
+
+function bodyOf(notification: Notification, layout: Layout): Body {
+  if (layout.kind === 'event') {
+    return {
+      heading: null,
+      intro: layout.test ? 'This is a test notification from statuswatch (sample event).' : null,
+      summary: [],
+      shown: [{ transition: layout.transition, headline: describe(layout.transition) }],
+      more: null,
+    };
+  }
+  const type = layout.kind;
+  const ordered = listOrder(type, notification.transitions);
+  const shown = ordered.slice(0, BATCH_LIST_LIMIT);
+  const hidden = ordered.length - shown.length;
+  const subscription = headerSafe(notification.subscription);
+  const order = (words: string): string => (ordered.length > 1 ? `, ${words}` : '');
+  let intro: string;
+  switch (type) {
+    case 'batch':
+      intro = `${countLine(type, notification)}${order('most severe first')}.`;
+      break;
+    case 'reminder':
+      intro =
+        ordered.length === 1
+          ? `Reminder: still open for subscription ${subscription}.`
+          : `${countLine(type, notification)}${order('most severe first')}.`;
+      break;
+    case 'catchup':
+      intro = `${countLine(type, notification)} for subscription ${subscription}${order('oldest first')}.`;
+      break;
+    case 'digest':
+      intro =
+        ordered.length === 0
+          ? `Digest for subscription ${subscription}: no changes in this period.`
+          : `${countLine(type, notification)} in this period${order('most severe first')}.`;
+      break;
+  }
+  const lines = type === 'digest' ? summaryLines(notification) : [];
+  const summary = lines.slice(0, SUMMARY_LINES_MAX).map((l) => truncate(l, SUMMARY_LINE_MAX));
+  const droppedLines = lines.length - summary.length;
+  if (droppedLines > 0) summary.push(`…and ${droppedLines} more lines`);
+  return {
+    heading: listHeading(type, notification),
+    intro,
+    summary,
+    shown: shown.map((transition) => ({
+      transition,
+      headline: listItem(type, transition, notification.createdAt),
+    })),
+    more: hidden > 0 ? `…and ${hidden} more.` : null,
+  };
+}
+
+/**
+ * The mail for one delivery: one event or a test in detail; a batch (most severe first), a
+ * reminder, a quiet-hours catch-up (oldest first) or a digest (summary lines, then the period's
+ * transitions) as a list of at most 50 transitions in detail.
+ */
 export function renderEmail(
   notification: Notification,
   options: EmailRenderOptions = {},
 ): EmailMessage {
-  const subject = subjectOf(notification, options);
-  const batch = notification.type === 'batch' || notification.transitions.length === 0;
-  const ordered = batch
-    ? bySeverity(notification.transitions)
-    : notification.transitions.slice(0, 1);
-  const shown = ordered.slice(0, BATCH_LIST_LIMIT);
-  const hidden = ordered.length - shown.length;
-  const intro =
-    notification.type === 'test'
-      ? 'This is a test notification from statuswatch (sample event).'
-      : batch
-        ? `${ordered.length} event${ordered.length === 1 ? '' : 's'} for subscription ${notification.subscription}.`
-        : null;
-  const more = hidden > 0 ? `…and ${hidden} more.` : null;
+  const layout = layoutOf(notification);
+  const subject = subjectOf(notification, layout, options);
+  const body = bodyOf(notification, layout);
   const end = footer(notification);
 
-  const textParts = [intro, ...shown.map(textBlock), more, end.text].filter(
-    (p): p is string => p !== null,
-  );
+  const textParts = [
+    body.heading,
+    body.intro,
+    body.summary.length === 0 ? null : body.summary.map((line) => `- ${line}`).join('\n'),
+    ...body.shown.map(({ transition, headline }) => textBlock(transition, headline)),
+    body.more,
+    end.text,
+  ].filter((p): p is string => p !== null);
   const htmlParts = [
-    intro === null ? null : `<p>${escapeHtml(intro)}</p>`,
-    ...shown.map(htmlBlock),
-    more === null ? null : `<p>${escapeHtml(more)}</p>`,
+    body.heading === null
+      ? null
+      : `<h1 style="font-size:18px;margin:0 0 12px">${escapeHtml(body.heading)}</h1>`,
+    body.intro === null ? null : `<p>${escapeHtml(body.intro)}</p>`,
+    body.summary.length === 0
+      ? null
+      : `<ul>\n${body.summary.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`,
+    ...body.shown.map(({ transition, headline }) => htmlBlock(transition, headline)),
+    body.more === null ? null : `<p>${escapeHtml(body.more)}</p>`,
     end.html,
   ].filter((p): p is string => p !== null);
 

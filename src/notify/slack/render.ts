@@ -6,15 +6,21 @@
 import type { Transition } from '../../diff/transition.js';
 import type { Notification } from '../types.js';
 import {
-  bySeverity,
   changeSummary,
+  countLine,
   describe,
   escapeSlackMrkdwn,
   escapeTruncated,
   eventLabel,
   incidentTitle,
   isHttpUrl,
+  listHeading,
+  listItem,
+  listOrder,
+  openFor,
   serviceLabel,
+  summaryLines,
+  type ListType,
 } from '../text.js';
 
 /** Slack's documented limits. */
@@ -33,6 +39,9 @@ export const BATCH_LIST_LIMIT = 20;
 const UPDATE_MAX = 1500;
 const BATCH_UPDATE_MAX = 200;
 const TITLE_MAX = 300;
+/** A digest's summary: each line bounded, at most this many sections of lines. */
+const SUMMARY_LINE_SLACK_MAX = 500;
+const SUMMARY_SECTIONS = 4;
 
 interface PlainText {
   type: 'plain_text';
@@ -151,9 +160,9 @@ function eventSections(transition: Transition): string[] {
   return sections;
 }
 
-/** One line (plus a short quote) per transition in a batch. */
-function batchItem(transition: Transition): string {
-  const lines = [`• ${esc(describe(transition), 400)}`];
+/** One line (plus a short quote and the links) per transition in a batch-like message. */
+function listItemText(type: ListType, transition: Transition, createdAt: number): string {
+  const lines = [`• ${esc(listItem(type, transition, createdAt), 400)}`];
   const update = transition.incident?.latestUpdate;
   if (update !== undefined && update !== null && update.trim() !== '') {
     lines.push(quote(update, BATCH_UPDATE_MAX));
@@ -161,6 +170,34 @@ function batchItem(transition: Transition): string {
   const linkLine = links(transition);
   if (linkLine !== null) lines.push(`   ${linkLine}`);
   return lines.join('\n');
+}
+
+/**
+ * Escaped summary lines packed into at most `SUMMARY_SECTIONS` sections within the section
+ * limit; lines that do not fit are counted in a last "…and N more lines".
+ */
+function summarySections(lines: readonly string[]): string[] {
+  const sections: string[] = [];
+  let current: string[] = [];
+  let length = 0;
+  let used = 0;
+  const budget = SLACK_LIMITS.sectionText - 40;
+  for (const line of lines) {
+    const text = esc(line, SUMMARY_LINE_SLACK_MAX);
+    if (current.length > 0 && length + 1 + text.length > budget) {
+      if (sections.length === SUMMARY_SECTIONS - 1) break;
+      sections.push(current.join('\n'));
+      current = [];
+      length = 0;
+    }
+    current.push(text);
+    length += (current.length > 1 ? 1 : 0) + text.length;
+    used++;
+  }
+  const dropped = lines.length - used;
+  if (dropped > 0) current.push(`…and ${dropped} more line${dropped === 1 ? '' : 's'}`);
+  if (current.length > 0) sections.push(current.join('\n'));
+  return sections;
 }
 
 function context(notification: Notification): SlackBlock {
@@ -180,51 +217,99 @@ function renderEvent(
   notification: Notification,
   transition: Transition,
   options: SlackRenderOptions,
+  heading: string,
+  note: string | null,
 ): SlackPayload {
-  const headline = describe(transition);
-  const prefix = notification.type === 'test' ? '[test] ' : '';
-  const blocks: SlackBlock[] = [header(prefix + headline)];
-  if (notification.type === 'test') {
-    blocks.push(section('_This is a test notification from statuswatch (sample event)._'));
-  }
+  const blocks: SlackBlock[] = [header(heading)];
+  if (note !== null) blocks.push(section(note));
   const [main = '', ...rest] = eventSections(transition);
   blocks.push(section(withMention(options.mention, main)));
   for (const text of rest) blocks.push(section(text));
   blocks.push(context(notification));
   return {
     text: limitMrkdwn(
-      withMention(options.mention, esc(prefix + headline, SLACK_LIMITS.text)),
+      withMention(options.mention, esc(heading, SLACK_LIMITS.text)),
       SLACK_LIMITS.text,
     ),
     blocks,
   };
 }
 
-function renderBatch(notification: Notification, options: SlackRenderOptions): SlackPayload {
-  const sorted = bySeverity(notification.transitions);
-  const shown = sorted.slice(0, BATCH_LIST_LIMIT);
-  const hidden = sorted.length - shown.length;
-  const count = sorted.length;
-  const title = `${count} event${count === 1 ? '' : 's'} for ${notification.subscription}`;
-  const blocks: SlackBlock[] = [header(title)];
-  const intro = withMention(options.mention, `*${esc(title, 300)}*`);
-  blocks.push(section(intro));
-  for (const transition of shown) blocks.push(section(batchItem(transition)));
+/**
+ * Heading, the count (when the heading is a custom title), the digest's summary, at most
+ * `BATCH_LIST_LIMIT` transitions (in `listOrder`) and "…and N more", the context.
+ */
+function renderList(
+  type: ListType,
+  notification: Notification,
+  options: SlackRenderOptions,
+): SlackPayload {
+  const heading = listHeading(type, notification);
+  const count = countLine(type, notification);
+  const ordered = listOrder(type, notification.transitions);
+  const shown = ordered.slice(0, BATCH_LIST_LIMIT);
+  const hidden = ordered.length - shown.length;
+  const blocks: SlackBlock[] = [header(heading)];
+  const intro = heading === count ? '' : `*${esc(count, 300)}*`;
+  const introWithMention = withMention(options.mention, intro).trim();
+  if (introWithMention !== '') blocks.push(section(introWithMention));
+  if (type === 'digest') {
+    for (const text of summarySections(summaryLines(notification))) blocks.push(section(text));
+  }
+  for (const transition of shown) {
+    blocks.push(section(listItemText(type, transition, notification.createdAt)));
+  }
   if (hidden > 0) blocks.push(section(`…and ${hidden} more`));
   blocks.push(context(notification));
   const first = shown[0];
   const fallback =
-    first === undefined ? esc(title, 300) : `${esc(title, 300)}: ${esc(describe(first), 2000)}`;
+    first === undefined || type === 'digest'
+      ? esc(heading, 300)
+      : `${esc(heading, 300)}: ${esc(listItem(type, first, notification.createdAt), 2000)}`;
   return { text: limitMrkdwn(withMention(options.mention, fallback), SLACK_LIMITS.text), blocks };
 }
 
-/** The Slack message for one delivery: a single event, a test, or a batch (≤ 20 listed). */
+/**
+ * The Slack message for one delivery: a single event or test; a reminder about one transition
+ * (the event's detail under a reminder heading); or a batch, a reminder about several, a
+ * quiet-hours catch-up or a digest as one list (≤ 20 transitions listed).
+ */
 export function renderSlack(
   notification: Notification,
   options: SlackRenderOptions = {},
 ): SlackPayload {
-  const first = notification.transitions[0];
-  if (notification.type === 'batch' || first === undefined)
-    return renderBatch(notification, options);
-  return renderEvent(notification, first, options);
+  const [first, ...rest] = notification.transitions;
+  switch (notification.type) {
+    case 'event':
+      return first === undefined
+        ? renderList('batch', notification, options)
+        : renderEvent(notification, first, options, describe(first), null);
+    case 'test':
+      return first === undefined
+        ? renderList('batch', notification, options)
+        : renderEvent(
+            notification,
+            first,
+            options,
+            `[test] ${describe(first)}`,
+            '_This is a test notification from statuswatch (sample event)._',
+          );
+    case 'reminder': {
+      if (first === undefined || rest.length > 0) {
+        return renderList('reminder', notification, options);
+      }
+      const open = openFor(first, notification.createdAt);
+      return renderEvent(
+        notification,
+        first,
+        options,
+        listHeading('reminder', notification),
+        `_Reminder: still open${open === null ? '' : ` (open for ${esc(open, 100)})`}._`,
+      );
+    }
+    case 'batch':
+    case 'catchup':
+    case 'digest':
+      return renderList(notification.type, notification, options);
+  }
 }

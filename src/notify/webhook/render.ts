@@ -10,6 +10,7 @@ import type {
   Transition,
   TransitionValues,
 } from '../../diff/transition.js';
+import { listHeading, summaryLines, type ListType } from '../text.js';
 import type { Notification } from '../types.js';
 
 export interface WebhookEventData {
@@ -25,18 +26,28 @@ export interface WebhookEventData {
   observedAt: string;
 }
 
+/** `data` of a `batch`, `reminder` or `catchup` delivery: every transition, none left out. */
 export interface WebhookBatchData {
   subscription: string;
   count: number;
+  /** The heading the chat and e-mail channels show (the notification's `title`, else a default). */
+  title: string;
   events: WebhookEventData[];
 }
 
-export interface WebhookPayload {
-  type: EventKind | 'batch' | 'test';
-  /** ISO 8601 of the delivery's creation (identical on every retry). */
-  timestamp: string;
-  data: WebhookEventData | WebhookBatchData;
+/** `data` of a `digest` delivery: the batch fields plus the summary lines. */
+export interface WebhookDigestData extends WebhookBatchData {
+  summary: string[];
 }
+
+/**
+ * The body. `type` is the event kind for a single event, `test` for notify-test, and the
+ * notification type for the batch-like ones (`data.events` in the order the notification gives).
+ */
+export type WebhookPayload =
+  | { type: EventKind | 'test'; timestamp: string; data: WebhookEventData }
+  | { type: 'batch' | 'reminder' | 'catchup'; timestamp: string; data: WebhookBatchData }
+  | { type: 'digest'; timestamp: string; data: WebhookDigestData };
 
 function isoOf(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
@@ -60,25 +71,51 @@ export function webhookEventData(transition: Transition, subscription: string): 
   };
 }
 
-/** The body object: one event, a batch (`data.events`), or a test (a sample event). */
+function batchData(type: ListType, notification: Notification): WebhookBatchData {
+  const events = notification.transitions.map((t) =>
+    webhookEventData(t, notification.subscription),
+  );
+  return {
+    subscription: notification.subscription,
+    count: events.length,
+    title: listHeading(type, notification),
+    events,
+  };
+}
+
+/**
+ * The body object: one event (`data` = the event), a test (a sample event), or ONE delivery for
+ * a batch, reminder, catch-up or digest (`data.events`, plus `data.summary` for a digest).
+ */
 export function webhookPayload(notification: Notification): WebhookPayload {
   const timestamp = isoOf(notification.createdAt);
   const first = notification.transitions[0];
-  if (notification.type === 'batch' || first === undefined) {
-    const events = notification.transitions.map((t) =>
-      webhookEventData(t, notification.subscription),
-    );
-    return {
-      type: 'batch',
-      timestamp,
-      data: { subscription: notification.subscription, count: events.length, events },
-    };
+  switch (notification.type) {
+    case 'event':
+    case 'test':
+      if (first === undefined) {
+        return { type: 'batch', timestamp, data: batchData('batch', notification) };
+      }
+      return {
+        type: notification.type === 'test' ? 'test' : first.kind,
+        timestamp,
+        data: webhookEventData(first, notification.subscription),
+      };
+    case 'batch':
+    case 'reminder':
+    case 'catchup':
+      return {
+        type: notification.type,
+        timestamp,
+        data: batchData(notification.type, notification),
+      };
+    case 'digest':
+      return {
+        type: 'digest',
+        timestamp,
+        data: { ...batchData('digest', notification), summary: summaryLines(notification) },
+      };
   }
-  return {
-    type: notification.type === 'test' ? 'test' : first.kind,
-    timestamp,
-    data: webhookEventData(first, notification.subscription),
-  };
 }
 
 /** The exact bytes that are signed and sent. */

@@ -1,0 +1,93 @@
+import type { Transition } from '../diff/transition.js';
+
+/**
+ * What a transition means for the lifecycle of the thing it is about: an `opening` starts
+ * something a team must hear the end of (an incident, a non-operational status, an SLA at risk
+ * or breached, a degraded upstream); a `closing` ends it; an `update` is news in between.
+ */
+export type Role = 'opening' | 'closing' | 'update';
+
+export function roleOf(t: Pick<Transition, 'kind' | 'current'>): Role {
+  switch (t.kind) {
+    case 'incident.opened':
+    case 'sla.at_risk':
+    case 'sla.breached':
+    case 'upstream.degraded':
+      return 'opening';
+    case 'incident.resolved':
+    case 'sla.recovered':
+    case 'upstream.recovered':
+      return 'closing';
+    case 'status.changed':
+      return t.current.status === 'operational' ? 'closing' : 'opening';
+    case 'incident.updated':
+    case 'score.dropped':
+      return 'update';
+  }
+}
+
+/** What an opening and its closing share: the service and the subject (`incident:<id>`, `status`, `sla`, `upstream:<endpoint>`). */
+export function lifecycleKey(t: Pick<Transition, 'feedId' | 'subject'>): string {
+  return `${t.feedId}|${t.subject}`;
+}
+
+export interface AdmitInput {
+  transition: Transition;
+  /** A silence matches (service, kind, subscription, channel) now. */
+  silenced: boolean;
+  /** The team was told (or will be, through a held catch-up or a group) that this thing opened. */
+  told: boolean;
+  /** Its opening was silenced: the team never heard of it. */
+  suppressed: boolean;
+  /** Inside quiet hours for this kind (null when no quiet hours apply, or the kind breaks through). */
+  quietUntil: number | null;
+  /** The subscription batches bursts (`group:`). */
+  grouped: boolean;
+}
+
+export type Action =
+  | { action: 'send' }
+  | { action: 'group' }
+  | { action: 'hold'; until: number }
+  | { action: 'drop'; reason: 'silenced' | 'opening_never_sent' };
+
+/** How the ledger of told openings changes. */
+export type LedgerEffect = 'tell' | 'suppress' | 'close' | 'none';
+
+export interface Decision {
+  route: Action;
+  ledger: LedgerEffect;
+}
+
+function deliver(input: AdmitInput): Action {
+  if (input.quietUntil !== null) return { action: 'hold', until: input.quietUntil };
+  if (input.grouped) return { action: 'group' };
+  return { action: 'send' };
+}
+
+/**
+ * The noise-control decision for one (transition, subscription, channel), pure:
+ * - a closing whose opening the team was told is never swallowed: silences do not apply to it
+ *   (quiet hours only delay it into the catch-up);
+ * - a closing whose opening was silenced is not sent either;
+ * - otherwise a silence drops it, quiet hours hold it, grouping batches it, or it is sent.
+ * Openings that are delivered (now, grouped or held) are recorded as told; silenced ones as
+ * suppressed.
+ */
+export function decide(input: AdmitInput): Decision {
+  const role = roleOf(input.transition);
+  if (role === 'closing') {
+    if (input.told) return { route: deliver(input), ledger: 'close' };
+    if (input.suppressed)
+      return { route: { action: 'drop', reason: 'opening_never_sent' }, ledger: 'close' };
+    if (input.silenced) return { route: { action: 'drop', reason: 'silenced' }, ledger: 'close' };
+    return { route: deliver(input), ledger: 'close' };
+  }
+  if (input.silenced) {
+    return {
+      route: { action: 'drop', reason: 'silenced' },
+      ledger: role === 'opening' ? 'suppress' : 'none',
+    };
+  }
+  return { route: deliver(input), ledger: role === 'opening' ? 'tell' : 'none' };
+}

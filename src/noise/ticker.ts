@@ -1,0 +1,297 @@
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import type { EventKind } from '../config/events.js';
+import type { Keys } from '../redis.js';
+import type { SubscriptionConfig } from '../config/schema.js';
+import { transitionId, type Transition } from '../diff/transition.js';
+import type { DeliveryQueue } from '../delivery/queue.js';
+import type { Notification } from '../notify/types.js';
+import { deliveryId } from '../routing/match.js';
+import type { NoiseStore, ToldEntry } from './store.js';
+import { isExcepted, quietState } from './quiet.js';
+import { lastFireAt } from './schedule.js';
+import { buildDigest } from './digest.js';
+
+export const NOISE_QUEUE = 'noise';
+
+export type SilenceCheck = (
+  target: { feedId: string; kind: EventKind; subscription: string; channel: string },
+  now: number,
+) => Promise<boolean>;
+
+export interface TickReport {
+  batches: number;
+  catchups: number;
+  reminders: number;
+  digests: number;
+}
+
+export interface NoiseTickerOptions {
+  connection: Redis;
+  keys: Keys;
+  store: NoiseStore;
+  deliveries: DeliveryQueue;
+  subscriptions: () => readonly SubscriptionConfig[];
+  silenced: SilenceCheck;
+  premium: () => boolean;
+  log: Logger;
+  now?: () => number;
+  /** How often the shared tick runs (one tick per interval across replicas). Default 2 s. */
+  everyMs?: number;
+}
+
+function splitRoute(route: string): [string, string] {
+  const i = route.indexOf('|');
+  return [route.slice(0, i), route.slice(i + 1)];
+}
+
+function uniqueById(items: readonly Transition[]): Transition[] {
+  const seen = new Set<string>();
+  return items.filter((t) => (seen.has(t.id) ? false : (seen.add(t.id), true)));
+}
+
+/** A batch-like notification's id: derived from its content, so a re-run of a tick adds nothing. */
+function batchId(
+  tag: string,
+  parts: readonly (string | number)[],
+  subscription: string,
+  channel: string,
+): string {
+  return deliveryId(transitionId([tag, ...parts]), subscription, channel);
+}
+
+/**
+ * The periodic half of noise control, one tick at a time across replicas (a BullMQ job
+ * scheduler with a single shared job): flushes groups whose window has passed, sends the
+ * catch-up of quiet hours that ended, reminders for what is still open, and due digests.
+ */
+export class NoiseTicker {
+  readonly queue: Queue;
+  private worker: Worker | null = null;
+  private keeper: NodeJS.Timeout | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly o: NoiseTickerOptions) {
+    this.now = o.now ?? Date.now;
+    this.queue = new Queue(NOISE_QUEUE, {
+      connection: o.connection,
+      prefix: o.keys.tag,
+      defaultJobOptions: {
+        removeOnComplete: { count: 50 },
+        removeOnFail: { count: 50 },
+        attempts: 1,
+      },
+    });
+  }
+
+  private sub(name: string): SubscriptionConfig | undefined {
+    return this.o.subscriptions().find((s) => s.name === name);
+  }
+
+  async tick(): Promise<TickReport> {
+    const now = this.now();
+    const report: TickReport = { batches: 0, catchups: 0, reminders: 0, digests: 0 };
+    const out: Notification[] = [];
+    const drains: (() => Promise<void>)[] = [];
+
+    for (const [route, since] of await this.o.store.groupsSince()) {
+      const [subscription, channel] = splitRoute(route);
+      const window = this.sub(subscription)?.group ?? 0;
+      if (now < since + window) continue;
+      const raw = await this.o.store.buffered('group', route);
+      const items = uniqueById(raw);
+      if (items.length === 0) {
+        drains.push(() => this.o.store.drain('group', route, raw.length));
+        continue;
+      }
+      const first = items[0];
+      if (items.length === 1 && first !== undefined) {
+        out.push({
+          id: deliveryId(first.id, subscription, channel),
+          type: 'event',
+          subscription,
+          channel,
+          transitions: [first],
+          createdAt: now,
+        });
+      } else {
+        out.push({
+          id: batchId(
+            'batch',
+            items.map((t) => t.id),
+            subscription,
+            channel,
+          ),
+          type: 'batch',
+          subscription,
+          channel,
+          transitions: items,
+          title: `${items.length} changes for ${subscription}`,
+          createdAt: now,
+        });
+      }
+      report.batches += 1;
+      drains.push(() => this.o.store.drain('group', route, raw.length));
+    }
+
+    for (const [route] of await this.o.store.heldUntil()) {
+      const [subscription, channel] = splitRoute(route);
+      const quiet = this.sub(subscription)?.quietHours;
+      if (quiet !== undefined && quietState(quiet, now).quiet) continue;
+      const raw = await this.o.store.buffered('held', route);
+      const items = uniqueById(raw);
+      if (items.length > 0) {
+        out.push({
+          id: batchId(
+            'catchup',
+            items.map((t) => t.id),
+            subscription,
+            channel,
+          ),
+          type: 'catchup',
+          subscription,
+          channel,
+          transitions: items,
+          title: `Quiet hours ended: ${items.length} notification${items.length === 1 ? '' : 's'} held`,
+          createdAt: now,
+        });
+        report.catchups += 1;
+      }
+      drains.push(() => this.o.store.drain('held', route, raw.length));
+    }
+
+    const told = await this.o.store.allTold();
+    const reminded: [string, ToldEntry][] = [];
+    for (const [field, entry] of told) {
+      const sub = this.sub(entry.subscription);
+      if (sub?.repeat === undefined || now - entry.lastSentAt < sub.repeat) continue;
+      const t = entry.opening;
+      if (
+        await this.o.silenced(
+          { feedId: t.feedId, kind: t.kind, subscription: sub.name, channel: entry.channel },
+          now,
+        )
+      )
+        continue;
+      if (
+        sub.quietHours !== undefined &&
+        !isExcepted(sub.quietHours, t.kind) &&
+        quietState(sub.quietHours, now).quiet
+      )
+        continue;
+      const n = entry.reminders + 1;
+      out.push({
+        id: batchId('reminder', [t.id, n], sub.name, entry.channel),
+        type: 'reminder',
+        subscription: sub.name,
+        channel: entry.channel,
+        transitions: [t],
+        title: 'Reminder: still open',
+        createdAt: now,
+      });
+      reminded.push([field, { ...entry, lastSentAt: now, reminders: n }]);
+      report.reminders += 1;
+    }
+
+    const digestMarkers: [string, number][] = [];
+    for (const sub of this.o.subscriptions()) {
+      if (sub.digest === undefined) continue;
+      const last = lastFireAt(sub.digest, now);
+      if (last === null) continue;
+      const marker = await this.o.store.digestMarker(sub.name);
+      if (marker === null) {
+        digestMarkers.push([sub.name, last]); // first sight: the next period is the first digest
+        continue;
+      }
+      if (last <= marker) continue;
+      const history = (await this.o.store.history(marker, last))
+        .filter((h) => h.subscriptions.includes(sub.name))
+        .map((h) => h.t);
+      const stillOpen = uniqueById(
+        [...told.values()]
+          .filter((e) => e.subscription === sub.name && e.opening.kind === 'incident.opened')
+          .map((e) => e.opening),
+      );
+      const digest = buildDigest({
+        subscription: sub.name,
+        from: marker,
+        to: last,
+        transitions: history,
+        stillOpen,
+        timezone: sub.digest.timezone,
+        premium: this.o.premium(),
+      });
+      for (const channel of sub.channels) {
+        out.push({
+          id: batchId('digest', [sub.name, last], sub.name, channel),
+          type: 'digest',
+          subscription: sub.name,
+          channel,
+          transitions: digest.transitions,
+          title: digest.title,
+          summary: digest.summary,
+          createdAt: now,
+        });
+      }
+      digestMarkers.push([sub.name, last]);
+      report.digests += 1;
+    }
+
+    // Deliveries first (idempotent by id), then the state that says they were made.
+    await this.o.deliveries.enqueue(out);
+    for (const drain of drains) await drain();
+    for (const [field, entry] of reminded) await this.o.store.updateTold(field, entry);
+    for (const [name, at] of digestMarkers) await this.o.store.setDigestMarker(name, at);
+    if (out.length > 0) {
+      this.o.log.info(
+        { event: 'noise:tick', ...report },
+        `noise tick: ${out.length} notifications`,
+      );
+    }
+    return report;
+  }
+
+  /** Upserts the shared tick schedule when it is missing (first start, or lost with a flush). */
+  private async ensureSchedule(): Promise<void> {
+    const every = this.o.everyMs ?? 2000;
+    const existing = await this.queue.getJobScheduler('noise-tick');
+    if (existing?.every === every) return;
+    await this.queue.upsertJobScheduler('noise-tick', { every }, { name: 'tick', data: {} });
+  }
+
+  async start(): Promise<void> {
+    await this.ensureSchedule();
+    this.keeper = setInterval(() => {
+      this.ensureSchedule().catch((err: unknown) => {
+        this.o.log.warn(
+          { event: 'schedule:failed', err: toError(err).message },
+          'could not sync the noise tick',
+        );
+      });
+    }, 30_000);
+    this.keeper.unref();
+    this.worker = new Worker(
+      NOISE_QUEUE,
+      async () => {
+        await this.tick();
+      },
+      { connection: this.o.connection, prefix: this.o.keys.tag, concurrency: 1 },
+    );
+    this.worker.on('error', (err) => {
+      this.o.log.error(
+        { event: 'worker:error', queue: NOISE_QUEUE, err: toError(err).message },
+        'noise worker error',
+      );
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.keeper !== null) clearInterval(this.keeper);
+    this.keeper = null;
+    if (this.worker !== null) await this.worker.close();
+    this.worker = null;
+    await this.queue.close();
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * The built CLI (`node dist/cli.js`) as a real process: `check-config` on valid, invalid and
+ * over-budget configs, `run` refusing an over-budget plan, and `simulate` serving the API.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSimulator, type Simulator } from '../src/sim/index.js';
+import { freePort, killAll, runCli, spawnCli, tempDir, writeConfig } from './helpers/process.js';
+
+const API_KEY = 'sk_cli_APIKEY_5eb63bbbe01eeed0';
+const ADMIN_TOKEN = 'adm_cli_ADMINTOKEN_2fd4e1c67a2d28fc';
+const SLACK_URL = 'https://hooks.slack.com/services/T0CLI/B0CLI/SLACKTOKENcli9b2f';
+const HOOK_URL = 'https://hooks.example.com/statuswatch/HOOKTOKENcli77a1';
+const WEBHOOK_SECRET = `whsec_${Buffer.from('cli-WEBHOOKSECRET-0123456789abcd').toString('base64')}`;
+const SMTP_PASSWORD = 'smtp-PASSWORD-cli-3c59dc048e88';
+const REDIS_PASSWORD = 'redis-PASSWORD-cli-a87ff679';
+
+const SECRETS = [
+  API_KEY,
+  ADMIN_TOKEN,
+  SLACK_URL,
+  'SLACKTOKENcli9b2f',
+  HOOK_URL,
+  'HOOKTOKENcli77a1',
+  WEBHOOK_SECRET,
+  WEBHOOK_SECRET.slice('whsec_'.length),
+  SMTP_PASSWORD,
+  REDIS_PASSWORD,
+];
+
+function expectNoSecrets(text: string): void {
+  for (const s of SECRETS) expect(text.includes(s), `secret ${s} in output`).toBe(false);
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await killAll();
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+async function dir(): Promise<string> {
+  const tmp = await tempDir();
+  cleanups.push(() => tmp.cleanup());
+  return tmp.dir;
+}
+
+async function simulator(): Promise<{ sim: Simulator; url: string }> {
+  const sim = createSimulator({ services: 300, rateLimit: false });
+  const url = await sim.listen(0, '127.0.0.1');
+  cleanups.push(() => sim.close());
+  return { sim, url };
+}
+
+function validConfig(baseUrl: string): Record<string, unknown> {
+  return {
+    upstream: { baseUrl, apiKey: API_KEY },
+    redis: { url: `redis://:${REDIS_PASSWORD}@127.0.0.1:6379`, prefix: 'cli-test' },
+    poll: { status: '30s', incidents: '1m', sla: '15m', scores: '15m' },
+    rules: { scoreDrop: 5, statusConfirmations: 2 },
+    server: { port: 8080, adminToken: ADMIN_TOKEN },
+    channels: {
+      oncall: { type: 'slack', webhookUrl: SLACK_URL },
+      pager: { type: 'webhook', url: HOOK_URL, secret: WEBHOOK_SECRET },
+      'sre-mail': {
+        type: 'email',
+        smtp: {
+          host: 'smtp.example.com',
+          port: 587,
+          auth: { user: 'statuswatch', pass: SMTP_PASSWORD },
+        },
+        from: 'statuswatch@example.com',
+        to: ['sre@example.com'],
+      },
+    },
+    subscriptions: [
+      {
+        name: 'payments',
+        services: ['stripe', 'adyen'],
+        categories: ['payments'],
+        events: ['incident.opened', 'incident.resolved', 'sla.at_risk'],
+        channels: ['oncall', 'pager'],
+      },
+      { name: 'everything', services: ['*'], channels: ['sre-mail'] },
+    ],
+  };
+}
+
+describe('statuswatch check-config', () => {
+  it('prints channels, subscriptions (categories resolved) and the plan; exit 0; no secret', async () => {
+    const { url } = await simulator();
+    const file = await writeConfig(await dir(), validConfig(url));
+    const r = await runCli(['check-config', '--config', file]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = r.stdout;
+    expect(out).toContain(`config ${file}: valid`);
+    expect(out).toContain('API key set: premium polls on');
+    expect(out).toContain('channels (3):');
+    expect(out).toContain('  oncall: slack (incoming webhook, URL hidden)');
+    expect(out).toContain('  pager: webhook (Standard Webhooks, URL and secret hidden)');
+    expect(out).toContain(
+      '  sre-mail: email via smtp.example.com:587 from statuswatch@example.com to sre@example.com',
+    );
+    expect(out).toContain('subscriptions (2):');
+    expect(out).toContain('  payments → oncall, pager');
+    expect(out).toContain('    events: incident.opened, incident.resolved, sla.at_risk');
+    expect(out).toContain('    services: stripe, adyen');
+    expect(out).toMatch(/ {4}category payments: \d+ services \(stripe, adyen/);
+    expect(out).toContain('  everything → sre-mail');
+    expect(out).toContain('    services: all (*)');
+    expect(out).toContain('request plan (budget 120/min, plan may use 96/min):');
+    expect(out).toMatch(/ {2}status +every 30s +2\/min/);
+    expect(out).toMatch(/ {2}incidents +every 1m +1\/min/);
+    expect(out).toMatch(/ {2}sla +every 15m +0\.07\/min/);
+    expect(out).toMatch(/ {2}total +3\.\d+\/min {2}OK/);
+    expectNoSecrets(r.stdout + r.stderr);
+  });
+
+  it('an invalid config: exit 1 and stderr names the path of every error, no secret', async () => {
+    const config = validConfig('http://127.0.0.1:9');
+    config.upstream = { baseUrl: 'http://127.0.0.1:9', apiKey: API_KEY, timeoutMS: 5000 };
+    config.poll = { status: '10 parsecs', incidents: '1m' };
+    config.subscriptions = [
+      { name: 'payments', services: ['stripe'], channels: ['oncall', 'pagr'] },
+    ];
+    const file = await writeConfig(await dir(), config);
+    const r = await runCli(['check-config', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`invalid config ${file}: 3 problems`);
+    expect(r.stderr).toMatch(/ {2}upstream\.timeoutMS \(line \d+\): unknown key/);
+    expect(r.stderr).toMatch(/ {2}poll\.status \(line \d+\): expected a duration/);
+    expect(r.stderr).toMatch(
+      / {2}subscriptions\[0\]\.channels\[1\] \(line \d+\): unknown channel \(defined: oncall, pager, sre-mail\)/,
+    );
+    expectNoSecrets(r.stdout + r.stderr);
+  });
+
+  it('an over-budget plan (poll.status 1s without a key): exit 1 naming the interval', async () => {
+    const config = validConfig('http://127.0.0.1:9');
+    config.upstream = { baseUrl: 'http://127.0.0.1:9' };
+    config.poll = { status: '1s' };
+    config.subscriptions = [{ name: 'payments', services: ['stripe'], channels: ['oncall'] }];
+    const file = await writeConfig(await dir(), config);
+    const r = await runCli(['check-config', '--config', file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('request plan (budget 30/min, plan may use 24/min):');
+    expect(r.stdout).toMatch(/total +61\/min {2}OVER BUDGET/);
+    expect(r.stdout).toContain('error: request plan needs 61 requests/min but may use at most 24');
+    expect(r.stdout).toContain('poll.status every 1s = 60/min');
+    expectNoSecrets(r.stdout + r.stderr);
+
+    // `run` refuses the same plan before connecting anywhere.
+    const run = await runCli(['run', '--config', file]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^statuswatch: request plan needs 61 requests\/min/);
+    expect(run.stderr).toContain('poll.status every 1s = 60/min');
+    expectNoSecrets(run.stdout + run.stderr);
+  });
+});
+
+describe('statuswatch simulate', () => {
+  it('serves /api/v1/status for --services 50 on --port N', async () => {
+    const port = await freePort();
+    const sim = spawnCli(['simulate', '--port', String(port), '--services', '50']);
+    const banner = await sim.waitForOutput(/at (http:\/\/127\.0\.0\.1:\d+)\/api\/v1/);
+    expect(banner[1]).toBe(`http://127.0.0.1:${String(port)}`);
+    expect(sim.stdout()).toContain('variant A, 50 services');
+
+    const res = await fetch(`http://127.0.0.1:${String(port)}/api/v1/status`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      success: boolean;
+      data: unknown[];
+      meta: { total: number };
+    };
+    expect(body.success).toBe(true);
+    expect(body.data).toHaveLength(50);
+    expect(body.meta.total).toBe(50);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('30');
+
+    const missing = await fetch(`http://127.0.0.1:${String(port)}/api/v1/status/no-such-feed`);
+    expect(missing.status).toBe(404);
+    await missing.body?.cancel();
+
+    sim.signal('SIGTERM');
+    expect(await sim.waitForExit(5000)).toEqual({ code: 0, signal: null });
+  });
+});

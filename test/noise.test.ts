@@ -1,0 +1,264 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Transition } from '../src/diff/transition.js';
+import type { EventKind } from '../src/config/events.js';
+import { transition } from './notify-helpers.js';
+import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
+
+let h: NoiseHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** 2026-11-24 (a Tuesday) 23:00 in Berlin (CET, UTC+1). */
+const TUE_2300_BERLIN = Date.UTC(2026, 10, 24, 22, 0, 0);
+
+function incident(kind: EventKind, feedId: string, at: number, n = 1): Transition {
+  return transition(kind, {
+    id: `t${kind.replace('.', '')}${feedId.replace(/[^a-z0-9]/g, '')}${n}`,
+    feedId,
+    subject: `incident:inc-${feedId}-${n}`,
+    service: { feedId, name: `Service ${feedId}`, canonicalUrl: null, officialStatusUrl: null },
+    incident: {
+      id: `inc-${feedId}-${n}`,
+      title: `${feedId} is down`,
+      status: kind === 'incident.resolved' ? 'resolved' : 'investigating',
+      started: Math.floor(at / 1000),
+      updateCount: 1,
+      latestUpdate: null,
+    },
+    observedAt: at,
+  });
+}
+
+function slaBreached(feedId: string, at: number): Transition {
+  return transition('sla.breached', {
+    id: `tslabreached${feedId}`,
+    feedId,
+    subject: 'sla',
+    service: { feedId, name: `Service ${feedId}`, canonicalUrl: null, officialStatusUrl: null },
+    previous: { status: 'at_risk' },
+    current: {
+      status: 'breached',
+      statusRaw: 'breached',
+      margin: -0.4,
+      uptime30d: 99.5,
+      slaTarget: 99.9,
+    },
+    incident: null,
+    observedAt: at,
+  });
+}
+
+const kinds = (x: NoiseHarness): string[] => x.hooks().map((b) => b.type);
+
+describe('noise control (real Redis, real receivers, injected clock)', () => {
+  it('a 40-service outage with group: 30s is one message per channel naming all 40', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'all',
+          services: ['*'],
+          channels: ['hook', 'chat'],
+          events: ['incident.opened'],
+          group: '30s',
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    const feeds = Array.from({ length: 40 }, (_, i) => `svc-${String(i).padStart(3, '0')}`);
+    await h.route(...feeds.map((f) => incident('incident.opened', f, h!.clock.now)));
+    h.clock.now += 29_000;
+    expect(await h.ticker.tick()).toMatchObject({ batches: 0 });
+    expect(h.hook.received.length + h.slack.received.length).toBe(0);
+    h.clock.now += 1_000;
+    expect(await h.ticker.tick()).toMatchObject({ batches: 2 });
+    await h.hook.waitFor(1);
+    await h.slack.waitFor(1);
+    expect(await h.ticker.tick()).toMatchObject({ batches: 0 });
+    const [batch] = h.hooks();
+    expect(batch?.type).toBe('batch');
+    const events = batch?.data.events as { service: { feedId: string } }[];
+    expect(events.map((e) => e.service.feedId).sort()).toEqual(feeds);
+    const slackText = h.slack.received[0]?.body ?? '';
+    expect(slackText).toContain('40');
+    expect(h.hook.received).toHaveLength(1);
+    expect(h.slack.received).toHaveLength(1);
+  });
+
+  it('reminders repeat while an incident stays open and stop at its resolution', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          repeat: '1h',
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    h.clock.now += 59 * 60_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    h.clock.now += 60_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(2);
+    h.clock.now += 30 * 60_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    h.clock.now += 30 * 60_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(3);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(4);
+    h.clock.now += 5 * 3600_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    expect(kinds(h)).toEqual(['incident.opened', 'reminder', 'reminder', 'incident.resolved']);
+    const ids = h.hook.received.map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(4);
+  });
+
+  it('quiet hours hold transitions and send one catch-up with what opened and resolved inside; excepted kinds break through', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe', 'adyen'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved', 'sla.breached'],
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['sla.breached'],
+          },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now += 3600_000; // 00:00
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.route(slaBreached('adyen', h.clock.now));
+    await h.hook.waitFor(1);
+    expect(kinds(h)).toEqual(['sla.breached']);
+    h.clock.now = Date.UTC(2026, 10, 25, 5, 59, 0); // Wed 06:59 Berlin: still quiet
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30); // Wed 07:00:30 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(2);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    const catchup = h.hooks()[1];
+    expect(catchup?.type).toBe('catchup');
+    const events = catchup?.data.events as { kind: string; service: { feedId: string } }[];
+    expect(events.map((e) => `${e.kind} ${e.service.feedId}`)).toEqual([
+      'incident.opened stripe',
+      'incident.resolved stripe',
+    ]);
+    expect(h.hook.received).toHaveLength(2);
+  });
+
+  it('a silence that begins after an opening does not swallow its resolution; a silenced opening gets no resolution', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['*'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    const silence = await h.silences.add({
+      matchers: { services: ['stripe'] },
+      duration: '2h',
+      author: 'sre',
+      comment: 'vendor maintenance',
+    });
+    await h.route(incident('incident.updated', 'stripe', h.clock.now));
+    await h.route(incident('incident.opened', 'stripe', h.clock.now, 2));
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(2);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now, 2));
+    await h.silences.expire(silence.id);
+    await h.route(incident('incident.opened', 'adyen', h.clock.now)); // the last one: nothing else is in flight
+    await h.hook.waitFor(3);
+    expect(h.hooks().map((b) => `${b.type} ${(b.data.incident as { id: string }).id}`)).toEqual([
+      'incident.opened inc-stripe-1',
+      'incident.resolved inc-stripe-1',
+      'incident.opened inc-adyen-1',
+    ]);
+  });
+
+  it('a silence stops matching by itself when it ends', async () => {
+    h = await noiseHarness(
+      [{ name: 'ops', services: ['*'], channels: ['hook'], events: ['incident.opened'] }],
+      {
+        start: TUE_2300_BERLIN,
+      },
+    );
+    await h.silences.add({
+      matchers: { services: ['stripe'], events: ['incident.opened'] },
+      duration: '1h',
+      author: 'sre',
+    });
+    await h.route(incident('incident.opened', 'stripe', h.clock.now, 1));
+    h.clock.now += 3600_000; // the silence has ended; nobody expired it
+    await h.route(incident('incident.opened', 'stripe', h.clock.now, 2));
+    await h.hook.waitFor(1);
+    await h.route(incident('incident.opened', 'adyen', h.clock.now));
+    await h.hook.waitFor(2);
+    expect(h.hooks().map((b) => (b.data.incident as { id: string }).id)).toEqual([
+      'inc-stripe-2',
+      'inc-adyen-1',
+    ]);
+  });
+
+  it('a weekly digest lists what happened in the week, delivered once per channel', async () => {
+    const monday = Date.UTC(2026, 10, 16, 7, 0, 30); // Mon 16 Nov 08:00:30 Berlin
+    h = await noiseHarness(
+      [
+        {
+          name: 'payments',
+          services: ['stripe', 'adyen'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved', 'sla.breached'],
+          digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
+        },
+      ],
+      { start: monday, apiKey: 'premium-key-for-digests' },
+    );
+    expect(await h.ticker.tick()).toMatchObject({ digests: 0 }); // first sight: the marker is set
+    const tue = Date.UTC(2026, 10, 17, 9, 4, 0); // Tue 10:04 Berlin
+    h.clock.now = tue;
+    await h.route(incident('incident.opened', 'stripe', tue));
+    h.clock.now = tue + 90 * 60_000;
+    await h.route(incident('incident.resolved', 'stripe', tue + 90 * 60_000));
+    h.clock.now = Date.UTC(2026, 10, 18, 12, 0, 0);
+    await h.route(slaBreached('adyen', h.clock.now));
+    h.clock.now = Date.UTC(2026, 10, 19, 12, 0, 0);
+    await h.route(incident('incident.opened', 'adyen', h.clock.now));
+    await h.hook.waitFor(4);
+    h.clock.now = Date.UTC(2026, 10, 23, 6, 59, 0); // Mon 07:59 Berlin: not yet
+    expect(await h.ticker.tick()).toMatchObject({ digests: 0 });
+    h.clock.now = Date.UTC(2026, 10, 23, 7, 0, 5); // Mon 23 Nov 08:00:05 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ digests: 1 });
+    await h.hook.waitFor(5);
+    expect(await h.ticker.tick()).toMatchObject({ digests: 0 });
+    const digest = h.hooks()[4]!;
+    expect(digest.type).toBe('digest');
+    expect(digest.data.title).toBe('Weekly digest for payments: 16–23 Nov 2026');
+    expect(digest.data.summary).toEqual([
+      'Service stripe — stripe is down: opened Tue 10:04, resolved Tue 11:34 (1h 30m)',
+      'Service adyen — adyen is down: still open since Thu 13:00 (3d 19h)',
+      'No status changes',
+      'Service adyen SLA breached: margin -0.4 pp (uptime 99.5%, target 99.9%)',
+      'No score or grade changes',
+    ]);
+    expect((digest.data.events as unknown[]).length).toBe(4);
+  });
+});
