@@ -31,7 +31,13 @@ export async function checkConfigReport(
   config: Config,
   o: { offline: boolean },
 ): Promise<CheckReport> {
-  const lines: string[] = [`config ${file}: valid`, ''];
+  const plan = planOf(config);
+  const lines: string[] = [
+    plan.ok
+      ? `config ${file}: valid`
+      : `config ${file}: INVALID: the request plan is over the budget (see below)`,
+    '',
+  ];
   lines.push(
     `upstream ${config.upstream.baseUrl} (${config.upstream.apiKey === undefined ? 'no API key: public endpoints only' : 'API key set: premium polls on'})`,
   );
@@ -88,18 +94,20 @@ export async function checkConfigReport(
     const extras: string[] = [];
     if (sub.group !== undefined) extras.push(`group ${formatInterval(sub.group)}`);
     if (sub.repeat !== undefined) extras.push(`repeat ${formatInterval(sub.repeat)}`);
-    if (sub.quietHours !== undefined) extras.push(`quiet hours (${sub.quietHours.timezone})`);
+    if (sub.quietHours !== undefined) {
+      const windows = sub.quietHours.windows.map((w) => w.text).join(', ');
+      const except =
+        sub.quietHours.except.length > 0 ? `, except ${sub.quietHours.except.join(', ')}` : '';
+      extras.push(`quiet hours ${windows} (${sub.quietHours.timezone}${except})`);
+    }
     if (sub.digest !== undefined)
       extras.push(`digest ${sub.digest.schedule} (${sub.digest.timezone})`);
     if (extras.length > 0) {
-      lines.push(
-        `    ${extras.join('; ')}: validated but not acted on yet (every transition is sent at once)`,
-      );
+      lines.push(`    ${extras.join('; ')}`);
     }
   }
   lines.push('');
 
-  const plan = planOf(config);
   lines.push(
     `request plan (budget ${plan.budget}/min, plan may use ${formatRate(plan.allowed)}/min):`,
   );
