@@ -46,6 +46,20 @@ async function readConfig(explicit: string | undefined): Promise<{ file: string;
   }
 }
 
+/** The config and one of its channels, or exit 1 naming the channels there are. */
+async function readChannel(
+  explicit: string | undefined,
+  name: string,
+): Promise<{ config: Config; channel: Config['channels'][string] }> {
+  const { config } = await readConfig(explicit);
+  const channel = config.channels[name];
+  if (channel === undefined) {
+    const names = Object.keys(config.channels).join(', ') || 'none';
+    fail(`no channel "${name}" in the config (channels: ${names})`, EXIT_INVALID);
+  }
+  return { config, channel };
+}
+
 async function runDaemon(explicit: string | undefined): Promise<void> {
   const { file, config } = await readConfig(explicit);
   const secrets = secretValues(config);
@@ -222,14 +236,7 @@ function buildProgram(): Command {
     .requiredOption('--channel <name>', 'channel name from the config')
     .addOption(configOption())
     .action(async (o: { channel: string; config?: string }) => {
-      const { config } = await readConfig(o.config);
-      const channel = config.channels[o.channel];
-      if (channel === undefined) {
-        fail(
-          `no channel "${o.channel}" in the config (channels: ${Object.keys(config.channels).join(', ') || 'none'})`,
-          EXIT_INVALID,
-        );
-      }
+      const { config, channel } = await readChannel(o.config, o.channel);
       const result = await notifyTest(o.channel, channel);
       (result.ok ? process.stdout : process.stderr).write(
         redactText(result.text, secretValues(config)),
@@ -246,14 +253,7 @@ function buildProgram(): Command {
     .requiredOption('--channel <name>', 'channel name from the config')
     .addOption(configOption())
     .action(async (o: { event: EventKind; channel: string; config?: string }) => {
-      const { config } = await readConfig(o.config);
-      const channel = config.channels[o.channel];
-      if (channel === undefined) {
-        fail(
-          `no channel "${o.channel}" in the config (channels: ${Object.keys(config.channels).join(', ') || 'none'})`,
-          EXIT_INVALID,
-        );
-      }
+      const { config, channel } = await readChannel(o.config, o.channel);
       process.stdout.write(
         redactText(renderForChannel(o.event, o.channel, channel), secretValues(config)),
       );

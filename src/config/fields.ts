@@ -58,20 +58,24 @@ export function booleanField() {
   return z.preprocess(booleanString, z.boolean({ error: expected('true or false') }));
 }
 
+/** A duration string (`30s`, `5m`, `1h30m`) converted to milliseconds (no bound). */
+export function durationMs(error: Parameters<typeof z.string>[0]) {
+  return z.string(error).transform((text, ctx) => {
+    try {
+      return parseDuration(text);
+    } catch (caught) {
+      const message = toError(caught).message;
+      ctx.addIssue({ code: 'custom', message: message === '' ? DURATION_HINT : message });
+      return z.NEVER;
+    }
+  });
+}
+
 /** A duration string (`30s`, `5m`, `1h30m`) converted to milliseconds, at least `minMs`. */
 export function durationField(minMs: number) {
-  return z
-    .string({ error: expected(`a duration string with a unit, such as 30s or 5m`) })
-    .transform((text, ctx) => {
-      try {
-        return parseDuration(text);
-      } catch (caught) {
-        const message = toError(caught).message;
-        ctx.addIssue({ code: 'custom', message: message === '' ? DURATION_HINT : message });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.number().min(minMs, { error: `must be at least ${formatDuration(minMs)}` }));
+  return durationMs({ error: expected(`a duration string with a unit, such as 30s or 5m`) }).pipe(
+    z.number().min(minMs, { error: `must be at least ${formatDuration(minMs)}` }),
+  );
 }
 
 export function isHttpUrl(value: string): boolean {

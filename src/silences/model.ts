@@ -8,9 +8,9 @@
  * would otherwise silence far more than intended.
  */
 import { z } from 'zod';
-import { StatuswatchError, toError } from '../errors.js';
+import { StatuswatchError } from '../errors.js';
 import { EVENT_KINDS, type EventKind } from '../config/events.js';
-import { DURATION_HINT, parseDuration } from '../config/duration.js';
+import { durationMs } from '../config/fields.js';
 import { formatPath } from '../config/path.js';
 
 export const MATCHER_NAMES = ['services', 'events', 'subscriptions', 'channels'] as const;
@@ -126,18 +126,9 @@ const timeSchema = z.union(
   { error: (issue) => (issue.input === undefined ? 'required' : `expected ${TIME_HINT}`) },
 );
 
-const durationSchema = z
-  .string({ error: requiredOr('a duration string such as 30m or 2h') })
-  .transform((text, ctx) => {
-    try {
-      return parseDuration(text);
-    } catch (caught) {
-      const message = toError(caught).message;
-      ctx.addIssue({ code: 'custom', message: message === '' ? DURATION_HINT : message });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.number().positive({ error: 'must be longer than 0s' }));
+const durationSchema = durationMs({
+  error: requiredOr('a duration string such as 30m or 2h'),
+}).pipe(z.number().positive({ error: 'must be longer than 0s' }));
 
 /** The body of `POST /admin/silences`, before the clock-dependent checks. */
 export const silenceRequestSchema = z.strictObject({
