@@ -151,7 +151,7 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
   it('a crash between hand-off and snapshot commit re-derives the same ids: nothing doubled', async () => {
     h = await pipelineHarness();
     await h.poll('incidents');
-    h.sim.openIncident('pagerduty', { title: 'Notifications delayed' });
+    const pd = h.sim.openIncident('pagerduty', { title: 'Notifications delayed' });
     const key = h.tr.keys.key('snap', 'incidents');
     const before = {
       entries: await h.tr.redis.dumpBuffer(key),
@@ -162,7 +162,10 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
     await h.tr.redis.del(key, `${key}:meta`);
     await h.tr.redis.restore(key, 0, before.entries);
     await h.tr.redis.restore(`${key}:meta`, 0, before.meta);
+    // The incident gains an update before the re-run: still the same opening, the same id.
+    h.sim.updateIncident('pagerduty', pd, { body: 'Still investigating' });
     const again = await h.newPipeline().runCycle('incidents');
+    expect(again.transitions.map((t) => t.kind)).toEqual(['incident.opened']);
     expect(again.transitions.map((t) => t.id)).toEqual(first.transitions.map((t) => t.id));
     expect(await h.handedOff()).toEqual(['incident.opened pagerduty']);
   });
@@ -250,5 +253,37 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
     expect(kindsOf(back).sort()).toEqual(['incident.opened stripe', 'upstream.recovered upstream']);
     h.sim.resolveIncident('stripe', id);
     expect(kindsOf(await h.poll('incidents'))).toEqual(['incident.resolved stripe']);
+  });
+
+  it('a malformed incident row resolves nothing: the list is incomplete this cycle', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    const id = h.sim.openIncident('stripe', { title: 'Card payments failing' });
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual(['incident.opened stripe']);
+    h.sim.failNext({
+      path: '/api/v1/incidents',
+      status: 200,
+      body: JSON.stringify({
+        success: true,
+        data: [
+          {
+            service: 'Stripe',
+            id,
+            title: 'Card payments failing',
+            status: 'investigating',
+            started: null,
+            updates: [],
+          },
+        ],
+        meta: { total: 1, services_affected: 1 },
+      }),
+    });
+    const report = await h.pipeline.runCycle('incidents');
+    expect(report.skipped).toBe(1);
+    expect(report.transitions).toEqual([]);
+    h.clock.advance(60_000);
+    expect(await h.poll('status', 'incidents')).toEqual([]); // still open, not re-opened
+    h.sim.resolveIncident('stripe', id);
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual(['incident.resolved stripe']);
   });
 });

@@ -101,14 +101,10 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
       },
     ): void => {
       transitions.push({
-        id: transitionId([
-          feedId,
-          kind,
-          `incident:${incident.id}`,
-          seq,
-          incident.status,
-          incident.updateCount,
-        ]),
+        // From the previous state only (feed, kind, subject, the feed's sequence number): a
+        // cycle re-run after a crash before its commit derives the same id even if the
+        // incident has gained an update meanwhile, so it is not announced twice.
+        id: transitionId([feedId, kind, `incident:${incident.id}`, seq]),
         kind,
         feedId,
         subject: `incident:${incident.id}`,

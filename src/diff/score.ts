@@ -33,14 +33,7 @@ export function diffScores(input: ScoreDiffInput): DiffResult<ScoreEntry> {
       next = { ...prev, reference: score, grade: record.grade };
     } else if (round2(prev.reference - score) >= input.threshold) {
       transitions.push({
-        id: transitionId([
-          record.feedId,
-          'score.dropped',
-          'score',
-          prev.seq,
-          prev.reference,
-          score,
-        ]),
+        id: transitionId([record.feedId, 'score.dropped', 'score', prev.seq, prev.reference]),
         kind: 'score.dropped',
         feedId: record.feedId,
         subject: 'score',

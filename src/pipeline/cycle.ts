@@ -262,7 +262,15 @@ export class Pipeline {
         const unnamed = list.incidents.filter((i) => i.feedId === null).map((i) => i.serviceName);
         let byName = new Map<string, string>();
         if (unnamed.length > 0) {
-          await this.refreshCatalog();
+          try {
+            await this.refreshCatalog();
+          } catch (err) {
+            // A failing /services must not stop incident detection: use the stored catalog.
+            this.deps.log.warn(
+              { event: 'catalog:failed', err: toError(err).message },
+              'catalog refresh failed; using the stored catalog',
+            );
+          }
           byName = await this.catalog.feedIdsByName([...new Set(unnamed)]);
         }
         const identified: (Incident & { feedId: string })[] = [];
@@ -272,9 +280,13 @@ export class Pipeline {
           if (feedId === undefined) unidentified += 1;
           else identified.push({ ...incident, feedId });
         }
-        // Variant A omits incidents on stale or unverified evidence: absence resolves only where
-        // the list is verified and the service's own last status row had fresh official evidence.
-        let canResolve: (feedId: string) => boolean = () => true;
+        // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
+        // may be the very incident that seems to have gone, so no absence counts this cycle.
+        // Variant A also omits incidents on stale or unverified evidence: absence resolves only
+        // where the list is verified and the service's own last status row had fresh official
+        // evidence.
+        const complete = res.skipped === 0 && unidentified === 0;
+        let canResolve: (feedId: string) => boolean = () => complete;
         if (list.variant === 'A') {
           const listVerified = list.verificationState === 'verified';
           const withOpen = [...prev]
@@ -283,7 +295,8 @@ export class Pipeline {
           const evidence = listVerified
             ? await this.store<StatusEntry>('status').get(withOpen)
             : new Map<string, StatusEntry>();
-          canResolve = (feedId) => listVerified && evidence.get(feedId)?.evidence === 'fresh';
+          canResolve = (feedId) =>
+            complete && listVerified && evidence.get(feedId)?.evidence === 'fresh';
         }
         const diff = diffIncidents({
           previous: prev,
