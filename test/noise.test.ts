@@ -261,4 +261,74 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     ]);
     expect((digest.data.events as unknown[]).length).toBe(4);
   });
+
+  it('reminders stop when the thing closes even if the subscription does not watch the closing kind', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'openings',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened'],
+          repeat: '1h',
+        },
+        {
+          name: 'all',
+          services: ['stripe'],
+          channels: ['chat'],
+          events: ['incident.opened', 'incident.resolved'],
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.slack.waitFor(2);
+    h.clock.now += 2 * 3600_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    expect(await h.store.allTold()).toEqual(new Map());
+  });
+
+  it('a group flush interrupted after its claim sends the same batch once; later arrivals form the next group', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'all',
+          services: ['*'],
+          channels: ['hook'],
+          events: ['incident.opened'],
+          group: '30s',
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(
+      incident('incident.opened', 'a1', h.clock.now),
+      incident('incident.opened', 'a2', h.clock.now),
+    );
+    await h.store.claim('group', 'all|hook'); // a tick that claimed, then died before enqueueing
+    await h.route(incident('incident.opened', 'b1', h.clock.now));
+    // A retried routing job buffers the same transition again: it is kept once.
+    await h.store.addToGroup(
+      'all|hook',
+      incident('incident.opened', 'b1', h.clock.now),
+      h.clock.now,
+    );
+    h.clock.now += 30_000;
+    expect(await h.ticker.tick()).toMatchObject({ batches: 1 });
+    await h.hook.waitFor(1);
+    h.clock.now += 29_000;
+    expect(await h.ticker.tick()).toMatchObject({ batches: 0 }); // b1's window restarted at the flush
+    h.clock.now += 1_000;
+    expect(await h.ticker.tick()).toMatchObject({ batches: 1 });
+    await h.hook.waitFor(2);
+    const feedsOf = (i: number) =>
+      (
+        (h!.hooks()[i]?.data.events ?? [h!.hooks()[i]?.data]) as { service: { feedId: string } }[]
+      ).map((e) => e.service.feedId);
+    expect(feedsOf(0)).toEqual(['a1', 'a2']);
+    expect(feedsOf(1)).toEqual(['b1']);
+    expect(h.hook.received).toHaveLength(2);
+  });
 });

@@ -81,6 +81,15 @@ export class NoiseStore {
     await this.redis.hset(this.k('suppressed'), `${route}|${key}`, transitionId);
   }
 
+  /** Closes `key` for every route that was told of it or had it suppressed. */
+  async closeEverywhere(key: string): Promise<void> {
+    const suffix = `|${key}`;
+    for (const hash of [this.k('told'), this.k('suppressed')]) {
+      const fields = (await this.redis.hkeys(hash)).filter((f) => f.endsWith(suffix));
+      if (fields.length > 0) await this.redis.hdel(hash, ...fields);
+    }
+  }
+
   async close(route: string, key: string): Promise<void> {
     await this.redis
       .multi()
@@ -97,24 +106,64 @@ export class NoiseStore {
     );
   }
 
-  async updateTold(field: string, entry: ToldEntry): Promise<void> {
-    await this.redis.hset(this.k('told'), field, JSON.stringify(entry));
+  /** Replaces a told entry only if it is still the one read (a closing may have removed it meanwhile). */
+  async updateTold(field: string, before: ToldEntry, after: ToldEntry): Promise<void> {
+    const script = `
+      if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+        redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+        return 1
+      end
+      return 0`;
+    await this.redis.eval(
+      script,
+      1,
+      this.k('told'),
+      field,
+      JSON.stringify(before),
+      JSON.stringify(after),
+    );
   }
 
+  /**
+   * Appends to a route's buffer once per transition id (a retried routing job adds nothing):
+   * KEYS list, seen-set, marker hash; ARGV transition id, json, route, marker value, nx ('1' = only if unset).
+   */
+  private static readonly BUFFER_SCRIPT = `
+    if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+    redis.call('EXPIRE', KEYS[2], 172800)
+    redis.call('RPUSH', KEYS[1], ARGV[2])
+    if ARGV[5] == '1' then redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[4])
+    else redis.call('HSET', KEYS[3], ARGV[3], ARGV[4]) end
+    return 1`;
+
   async addToGroup(route: string, t: Transition, now: number): Promise<void> {
-    await this.redis
-      .multi()
-      .rpush(this.k('group', route), JSON.stringify(t))
-      .hsetnx(this.k('group-since'), route, String(now))
-      .exec();
+    await this.redis.eval(
+      NoiseStore.BUFFER_SCRIPT,
+      3,
+      this.k('group', route),
+      this.k('seen', route),
+      this.k('group-since'),
+      t.id,
+      JSON.stringify(t),
+      route,
+      String(now),
+      '1',
+    );
   }
 
   async hold(route: string, t: Transition, until: number): Promise<void> {
-    await this.redis
-      .multi()
-      .rpush(this.k('held', route), JSON.stringify(t))
-      .hset(this.k('held-until'), route, String(until))
-      .exec();
+    await this.redis.eval(
+      NoiseStore.BUFFER_SCRIPT,
+      3,
+      this.k('held', route),
+      this.k('seen', route),
+      this.k('held-until'),
+      t.id,
+      JSON.stringify(t),
+      route,
+      String(until),
+      '0',
+    );
   }
 
   async groupsSince(): Promise<Map<string, number>> {
@@ -127,20 +176,43 @@ export class NoiseStore {
     return new Map(Object.entries(all).map(([route, until]) => [route, Number(until)]));
   }
 
-  /** The transitions buffered for a route (group or held), oldest first. */
-  async buffered(kind: 'group' | 'held', route: string): Promise<Transition[]> {
-    const items = await this.redis.lrange(this.k(kind, route), 0, -1);
-    return items.map((s) => JSON.parse(s) as Transition);
+  /**
+   * Takes a route's buffer for flushing, atomically: the list is renamed to a claimed list, so
+   * transitions routed meanwhile start a new buffer. An earlier claim that was never finished (a
+   * crash between enqueue and finish) is returned as it was, so its batch gets the same id.
+   */
+  async claim(kind: 'group' | 'held', route: string): Promise<Transition[]> {
+    const script = `
+      if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[1]) == 1 then
+        redis.call('RENAME', KEYS[1], KEYS[2])
+      end
+      return redis.call('LRANGE', KEYS[2], 0, -1)`;
+    const items = (await this.redis.eval(
+      script,
+      2,
+      this.k(kind, route),
+      this.k(kind, route, 'claimed'),
+    )) as string[];
+    return items.map((item) => JSON.parse(item) as Transition);
   }
 
-  /** Drops the first `count` buffered transitions (those just flushed) and the route's marker when empty. */
-  async drain(kind: 'group' | 'held', route: string, count: number): Promise<void> {
+  /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */
+  async finish(kind: 'group' | 'held', route: string, now: number): Promise<void> {
     const marker = kind === 'group' ? this.k('group-since') : this.k('held-until');
     const script = `
-      redis.call('LTRIM', KEYS[1], tonumber(ARGV[1]), -1)
-      if redis.call('LLEN', KEYS[1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[2]) end
+      redis.call('DEL', KEYS[2])
+      if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HDEL', KEYS[3], ARGV[1])
+      elseif ARGV[2] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) end
       return 1`;
-    await this.redis.eval(script, 2, this.k(kind, route), marker, String(count), route);
+    await this.redis.eval(
+      script,
+      3,
+      this.k(kind, route),
+      this.k(kind, route, 'claimed'),
+      marker,
+      route,
+      kind === 'group' ? String(now) : '',
+    );
   }
 
   async recordHistory(t: Transition, subscriptions: readonly string[], now: number): Promise<void> {

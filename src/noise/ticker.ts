@@ -100,10 +100,9 @@ export class NoiseTicker {
       const [subscription, channel] = splitRoute(route);
       const window = this.sub(subscription)?.group ?? 0;
       if (now < since + window) continue;
-      const raw = await this.o.store.buffered('group', route);
-      const items = uniqueById(raw);
+      const items = uniqueById(await this.o.store.claim('group', route));
       if (items.length === 0) {
-        drains.push(() => this.o.store.drain('group', route, raw.length));
+        drains.push(() => this.o.store.finish('group', route, now));
         continue;
       }
       const first = items[0];
@@ -133,15 +132,14 @@ export class NoiseTicker {
         });
       }
       report.batches += 1;
-      drains.push(() => this.o.store.drain('group', route, raw.length));
+      drains.push(() => this.o.store.finish('group', route, now));
     }
 
     for (const [route] of await this.o.store.heldUntil()) {
       const [subscription, channel] = splitRoute(route);
       const quiet = this.sub(subscription)?.quietHours;
       if (quiet !== undefined && quietState(quiet, now).quiet) continue;
-      const raw = await this.o.store.buffered('held', route);
-      const items = uniqueById(raw);
+      const items = uniqueById(await this.o.store.claim('held', route));
       if (items.length > 0) {
         out.push({
           id: batchId(
@@ -159,11 +157,11 @@ export class NoiseTicker {
         });
         report.catchups += 1;
       }
-      drains.push(() => this.o.store.drain('held', route, raw.length));
+      drains.push(() => this.o.store.finish('held', route, now));
     }
 
     const told = await this.o.store.allTold();
-    const reminded: [string, ToldEntry][] = [];
+    const reminded: [string, ToldEntry, ToldEntry][] = [];
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined || now - entry.lastSentAt < sub.repeat) continue;
@@ -191,7 +189,7 @@ export class NoiseTicker {
         title: 'Reminder: still open',
         createdAt: now,
       });
-      reminded.push([field, { ...entry, lastSentAt: now, reminders: n }]);
+      reminded.push([field, entry, { ...entry, lastSentAt: now, reminders: n }]);
       report.reminders += 1;
     }
 
@@ -242,7 +240,8 @@ export class NoiseTicker {
     // Deliveries first (idempotent by id), then the state that says they were made.
     await this.o.deliveries.enqueue(out);
     for (const drain of drains) await drain();
-    for (const [field, entry] of reminded) await this.o.store.updateTold(field, entry);
+    for (const [field, before, after] of reminded)
+      await this.o.store.updateTold(field, before, after);
     for (const [name, at] of digestMarkers) await this.o.store.setDigestMarker(name, at);
     if (out.length > 0) {
       this.o.log.info(
@@ -262,6 +261,8 @@ export class NoiseTicker {
   }
 
   async start(): Promise<void> {
+    // One tick at a time across every replica: a flush never races another flush.
+    await this.queue.setGlobalConcurrency(1);
     await this.ensureSchedule();
     this.keeper = setInterval(() => {
       this.ensureSchedule().catch((err: unknown) => {

@@ -12,7 +12,7 @@ import { deliveryId, route, type RoutableSubscription, type Route } from './matc
 import type { NoiseStore } from '../noise/store.js';
 import { routeKey } from '../noise/store.js';
 import type { SilenceCheck } from '../noise/ticker.js';
-import { decide, lifecycleKey } from '../noise/policy.js';
+import { decide, lifecycleKey, roleOf } from '../noise/policy.js';
 import { isExcepted, quietState } from '../noise/quiet.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 
@@ -103,10 +103,14 @@ export class Router {
    * Every step is idempotent, so a retried routing job changes nothing twice (buffers are
    * deduplicated by transition id when flushed).
    */
-  private async admit(t: Transition, noise: NoiseControl): Promise<Notification[]> {
+  private async admit(
+    t: Transition,
+    noise: NoiseControl,
+  ): Promise<{ notifications: Notification[]; ledger: (() => Promise<void>)[] }> {
     const now = this.now();
     const subs = new Map(this.options.subscriptions().map((s) => [s.name, s]));
     const out: Notification[] = [];
+    const ledger: (() => Promise<void>)[] = [];
     const routes = await this.routes(t);
     const key = lifecycleKey(t);
     for (const r of routes) {
@@ -165,30 +169,43 @@ export class Router {
           );
           break;
       }
+      // Ledger writes wait until the deliveries are enqueued: a routing job retried after a
+      // crash must still see "told" and so still send a closing under a silence.
       switch (d.ledger) {
         case 'tell':
-          await noise.store.tell(r.subscription, r.channel, key, t, now);
+          ledger.push(() => noise.store.tell(r.subscription, r.channel, key, t, now));
           break;
         case 'suppress':
-          await noise.store.suppress(rk, key, t.id);
+          ledger.push(() => noise.store.suppress(rk, key, t.id));
           break;
         case 'close':
-          await noise.store.close(rk, key);
-          break;
+          break; // below, for every route
         case 'none':
           break;
       }
     }
-    if (routes.length > 0)
-      await noise.store.recordHistory(t, [...new Set(routes.map((r) => r.subscription))], now);
-    return out;
+    // A closing ends the thing for every route that heard of it, routed here or not (a
+    // subscription may watch the opening's kind but not the closing's): no endless reminders.
+    if (roleOf(t) === 'closing') ledger.push(() => noise.store.closeEverywhere(key));
+    if (routes.length > 0) {
+      const names = [...new Set(routes.map((r) => r.subscription))];
+      ledger.push(() => noise.store.recordHistory(t, names, now));
+    }
+    return { notifications: out, ledger };
   }
 
   private async process(job: Job<Transition>): Promise<number> {
     const noise = this.options.noise;
-    const notifications =
-      noise === undefined ? await this.plan(job.data) : await this.admit(job.data, noise);
-    await this.options.deliveries.enqueue(notifications);
+    let notifications: Notification[];
+    if (noise === undefined) {
+      notifications = await this.plan(job.data);
+      await this.options.deliveries.enqueue(notifications);
+    } else {
+      const admitted = await this.admit(job.data, noise);
+      notifications = admitted.notifications;
+      await this.options.deliveries.enqueue(notifications);
+      for (const write of admitted.ledger) await write();
+    }
     this.options.log.debug(
       {
         event: 'transition:routed',

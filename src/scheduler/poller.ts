@@ -50,6 +50,8 @@ export interface PollerEvents {
 /** Pause the queue once Remaining falls to this share of the limit, until the window resets. */
 const LOW_WATER_SHARE = 0.1;
 const MAX_PAUSE_MS = 120_000;
+/** Upper bound of one cycle's lease (a crashed holder frees it after this). */
+const LEASE_MS = 120_000;
 
 function fingerprint(apiKey: string | undefined): string {
   return apiKey === undefined || apiKey === ''
@@ -105,13 +107,16 @@ export class Poller extends EventEmitter<PollerEvents> {
   }
 
   /** Upserts the wanted schedules that are missing or changed and removes the others. Idempotent. */
-  async syncSchedules(): Promise<void> {
+  async syncSchedules(mode: 'start' | 'keep' = 'start'): Promise<void> {
     const wanted = await this.wanted();
     const existing = await this.queue.getJobSchedulers(0, -1);
     const have = new Map(existing.map((s) => [s.key, s.every ?? null]));
     for (const [kind, every] of wanted) {
       const id = this.schedulerId(kind);
-      if (have.get(id) === every) continue;
+      const current = have.get(id);
+      // At start a replica applies its own intervals; afterwards it only restores missing
+      // schedules, so replicas with different configs during a rollout do not flip-flop them.
+      if (current === every || (mode === 'keep' && current !== undefined)) continue;
       await this.queue.upsertJobScheduler(id, { every }, { name: kind, data: { kind } });
       this.options.log.info(
         { event: 'schedule:upserted', kind, everyMs: every },
@@ -153,7 +158,7 @@ export class Poller extends EventEmitter<PollerEvents> {
     });
     const every = this.options.keeperIntervalMs ?? 30_000;
     this.keeper = setInterval(() => {
-      this.syncSchedules().catch((err: unknown) => {
+      this.syncSchedules('keep').catch((err: unknown) => {
         this.options.log.warn(
           { event: 'schedule:failed', err: toError(err).message },
           'could not sync poll schedules',
@@ -174,7 +179,19 @@ export class Poller extends EventEmitter<PollerEvents> {
         await this.options.refreshCategories?.();
         return;
       }
-      const report = await this.options.pipeline.runCycle(kind);
+      // One cycle per kind at a time across replicas: a cycle slower than its interval is not
+      // joined by the next one (the snapshot compare-and-set would refuse one of them anyway).
+      const lease = await this.lease(kind);
+      if (lease === null) {
+        this.options.log.debug({ event: 'poll:skipped', kind }, `a ${kind} cycle is still running`);
+        return;
+      }
+      let report: CycleReport;
+      try {
+        report = await this.options.pipeline.runCycle(kind);
+      } finally {
+        await lease.release();
+      }
       this.emit('cycle', report);
       if (
         report.error !== null &&
@@ -206,6 +223,23 @@ export class Poller extends EventEmitter<PollerEvents> {
       }
       throw err;
     }
+  }
+
+  private async lease(kind: PollKind): Promise<{ release(): Promise<void> } | null> {
+    const key = this.options.keys.key('poll', 'lease', kind);
+    const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+    const ok = await this.options.connection.set(key, token, 'PX', LEASE_MS, 'NX');
+    if (ok !== 'OK') return null;
+    return {
+      release: async () => {
+        await this.options.connection.eval(
+          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+          1,
+          key,
+          token,
+        );
+      },
+    };
   }
 
   /** Pause before a 429: when Remaining is at the low-water mark, wait for the window to reset. */
