@@ -19,6 +19,7 @@ import { SnapshotStore } from './snapshot/store.js';
 import { SilenceStore } from './silences/store.js';
 import { silencedBy } from './silences/match.js';
 import { NoiseStore } from './noise/store.js';
+import { monthlyFigures } from './noise/monthly.js';
 import { NoiseTicker, type SilenceCheck } from './noise/ticker.js';
 
 export class BudgetError extends StatuswatchError {
@@ -174,6 +175,7 @@ export class App extends EventEmitter<AppEvents> {
       subscriptions: () => this.config.subscriptions,
       silenced,
       premium: () => this.client.hasPremium,
+      monthly: monthlyFigures(this.client),
       log,
       now,
       ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),

@@ -3,6 +3,11 @@ import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
 import { transition } from './notify-helpers.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
+import { createSimulator } from '../src/sim/index.js';
+import { createUpstreamClient } from '../src/upstream/index.js';
+import { monthlyFigures } from '../src/noise/monthly.js';
+
+const PREMIUM = 'premium-key-for-monthly-digests';
 
 let h: NoiseHarness | undefined;
 afterEach(async () => {
@@ -330,5 +335,56 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(feedsOf(0)).toEqual(['a1', 'a2']);
     expect(feedsOf(1)).toEqual(['b1']);
     expect(h.hook.received).toHaveLength(2);
+  });
+
+  it('a month-end digest carries the upstream figures for that month (GET /sla?month=, /scores?month=)', async () => {
+    const sim = createSimulator({
+      services: 50,
+      rateLimit: false,
+      keys: { [PREMIUM]: { scopes: ['sla:read', 'scores:read'] } },
+    });
+    const url = await sim.listen(0, '127.0.0.1');
+    const client = createUpstreamClient({ baseUrl: url, apiKey: PREMIUM });
+    try {
+      h = await noiseHarness(
+        [
+          {
+            name: 'payments',
+            services: ['stripe'],
+            channels: ['hook'],
+            events: ['incident.opened'],
+            digest: { schedule: '0 8 1 * *', timezone: 'Europe/Berlin' },
+          },
+        ],
+        { start: Date.UTC(2026, 9, 1, 6, 0, 30), apiKey: PREMIUM, monthly: monthlyFigures(client) },
+      );
+      expect(await h.ticker.tick()).toMatchObject({ digests: 0 });
+      h.clock.now = Date.UTC(2026, 9, 14, 10, 0, 0);
+      await h.route(incident('incident.opened', 'stripe', h.clock.now));
+      await h.hook.waitFor(1);
+      h.clock.now = Date.UTC(2026, 10, 1, 7, 0, 5); // 1 Nov 08:00:05 Berlin (CET)
+      expect(await h.ticker.tick()).toMatchObject({ digests: 1 });
+      await h.hook.waitFor(2);
+      const digest = h.hooks()[1]!;
+      expect(digest.data.title).toBe('Monthly digest for payments: 1 Oct–1 Nov 2026');
+      const expected = await client.sla({ month: '2026-10' });
+      const stripe = expected.data.services.find((r) => r.feedId === 'stripe')!;
+      const summary = digest.data.summary as string[];
+      expect(summary).toContain(
+        `2026-10: SLA compliance ${String(Math.round(expected.data.summary.complianceRate! * 100) / 100)}% across ${String(expected.data.summary.servicesTracked)} services, ${String(expected.data.summary.servicesBreachingSla)} below target`,
+      );
+      expect(
+        summary.some((l) =>
+          l.startsWith(
+            `Stripe 2026-10: uptime ${String(Math.round(stripe.uptime30d * 100) / 100)}%`,
+          ),
+        ),
+      ).toBe(true);
+      expect(summary.some((l) => l.startsWith('Stripe 2026-10: score '))).toBe(true);
+      expect(sim.stats.byPath['/api/v1/sla']).toBe(2);
+    } finally {
+      await client.close();
+      await sim.close();
+    }
   });
 });

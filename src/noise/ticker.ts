@@ -1,7 +1,8 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { toError } from '../errors.js';
+import { DateTime } from 'luxon';
+import { errorCode, toError } from '../errors.js';
 import type { EventKind } from '../config/events.js';
 import type { Keys } from '../redis.js';
 import type { SubscriptionConfig } from '../config/schema.js';
@@ -15,6 +16,14 @@ import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
 
 export const NOISE_QUEUE = 'noise';
+
+/** A digest period at least this long is a month-end digest. */
+const MONTHLY_PERIOD_MS = 27 * 24 * 3600 * 1000;
+
+/** `YYYY-MM` of an instant in a time zone. */
+export function monthOf(at: number, timezone: string): string {
+  return DateTime.fromMillis(at, { zone: timezone }).toFormat('yyyy-MM');
+}
 
 export type SilenceCheck = (
   target: { feedId: string; kind: EventKind; subscription: string; channel: string },
@@ -38,6 +47,11 @@ export interface NoiseTickerOptions {
   premium: () => boolean;
   log: Logger;
   now?: () => number;
+  /**
+   * Month figures for month-end digests (premium): lines from GET /sla?month= and /scores?month=
+   * for the given `YYYY-MM`, about the given services.
+   */
+  monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
   /** How often the shared tick runs (one tick per interval across replicas). Default 2 s. */
   everyMs?: number;
 }
@@ -221,6 +235,19 @@ export class NoiseTicker {
         timezone: sub.digest.timezone,
         premium: this.o.premium(),
       });
+      const summary = [...digest.summary];
+      if (this.o.premium() && this.o.monthly !== undefined && last - marker >= MONTHLY_PERIOD_MS) {
+        // A month-end digest also carries the upstream's own figures for that month.
+        const month = monthOf(last - 24 * 3600 * 1000, sub.digest.timezone);
+        const feedIds = [
+          ...new Set([...sub.services.filter((f) => f !== '*'), ...history.map((t) => t.feedId)]),
+        ];
+        try {
+          summary.push(...(await this.o.monthly(month, feedIds)));
+        } catch (err) {
+          summary.push(`Figures for ${month} unavailable (${errorCode(err)})`);
+        }
+      }
       for (const channel of sub.channels) {
         out.push({
           id: batchId('digest', [sub.name, last], sub.name, channel),
@@ -229,7 +256,7 @@ export class NoiseTicker {
           channel,
           transitions: digest.transitions,
           title: digest.title,
-          summary: digest.summary,
+          summary,
           createdAt: now,
         });
       }

@@ -42,7 +42,11 @@ export interface NoiseHarness {
  */
 export async function noiseHarness(
   subscriptions: Record<string, unknown>[],
-  o: { start: number; apiKey?: string },
+  o: {
+    start: number;
+    apiKey?: string;
+    monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
+  },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
   const tr = await testRedis('noise');
@@ -100,6 +104,7 @@ export async function noiseHarness(
     subscriptions: () => config.subscriptions,
     silenced,
     premium: () => o.apiKey !== undefined,
+    ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
     log,
     now,
   });
