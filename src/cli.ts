@@ -158,11 +158,18 @@ async function simulate(o: {
   seed: number;
   scenario?: string;
   key?: string[];
+  rateLimit: boolean;
 }): Promise<void> {
   const keys: Record<string, { scopes: string[] }> = {};
   for (const k of o.key ?? [])
     keys[k] = { scopes: ['sla:read', 'scores:read', 'rankings:read', 'analytics:read'] };
-  const sim = createSimulator({ services: o.services, seed: o.seed, variant: o.variant, keys });
+  const sim = createSimulator({
+    services: o.services,
+    seed: o.seed,
+    variant: o.variant,
+    keys,
+    ...(o.rateLimit ? {} : { rateLimit: false as const }),
+  });
   const url = await sim.listen(o.port, o.host);
   process.stdout.write(
     `statuswatch simulator (variant ${o.variant}, ${o.services} services) at ${url}/api/v1\n`,
@@ -228,6 +235,10 @@ function buildProgram(): Command {
     .option('--seed <n>', 'catalog seed', intOption('--seed', 0, 2 ** 31 - 1), 42)
     .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')
     .option('--key <key...>', 'API keys to accept (all premium scopes)')
+    .option(
+      '--no-rate-limit',
+      'answer without rate limits (30/min public, 120/min with a key by default)',
+    )
     .action(simulate);
 
   program
