@@ -27,6 +27,7 @@ import {
   INCIDENT_VARIANT_A_FIELDS,
   SERVICE_VARIANT_A_FIELDS,
   STATUS_VARIANT_A_FIELDS,
+  readStatusRowA,
   envelopeSchema,
   incidentMetaSchema,
   incidentSchema,
@@ -332,6 +333,8 @@ type StateParse = { success: true; data: ServiceState } | { success: false };
 
 function parseStatusRow(row: unknown): StateParse {
   if (detectStatusRowVariant(row) === 'A') {
+    const fast = isRecord(row) ? readStatusRowA(row) : undefined;
+    if (fast !== undefined) return { success: true, data: buildStateA(fast) };
     const p = statusRowASchema.safeParse(row);
     return p.success ? { success: true, data: buildStateA(p.data) } : { success: false };
   }
