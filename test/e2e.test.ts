@@ -4,11 +4,11 @@
  * the test moves, and local Slack / Standard Webhooks receivers. Nothing is mocked.
  */
 import { execFile } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
+import { listen, readBody } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import {
@@ -44,22 +44,6 @@ interface Hit {
   answered: boolean;
   /** The client went away before the answer. */
   aborted: boolean;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
-  });
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -12,7 +12,8 @@ export interface Received {
   lines: string[];
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The whole request body as UTF-8 text. */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -23,7 +24,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-async function listen(server: Server): Promise<string> {
+/** Listens on a free port of 127.0.0.1 and returns the base URL. */
+export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
