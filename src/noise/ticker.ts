@@ -9,7 +9,7 @@ import type { SubscriptionConfig } from '../config/schema.js';
 import { transitionId, type Transition } from '../diff/transition.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
-import { deliveryId } from '../routing/match.js';
+import { deliveryId, eventNotification } from '../routing/match.js';
 import type { NoiseStore, ToldEntry } from './store.js';
 import { isExcepted, quietState } from './quiet.js';
 import { lastFireAt } from './schedule.js';
@@ -121,14 +121,7 @@ export class NoiseTicker {
       }
       const first = items[0];
       if (items.length === 1 && first !== undefined) {
-        out.push({
-          id: deliveryId(first.id, subscription, channel),
-          type: 'event',
-          subscription,
-          channel,
-          transitions: [first],
-          createdAt: now,
-        });
+        out.push(eventNotification(first, { subscription, channel }, now));
       } else {
         out.push({
           id: batchId(

@@ -1,4 +1,5 @@
 import type { Transition } from '../diff/transition.js';
+import type { Notification } from '../notify/types.js';
 import type { EventKind } from '../config/events.js';
 
 /** The part of a subscription routing needs (a subset of the config's subscription). */
@@ -51,4 +52,16 @@ export function route(
 /** The delivery id, stable across retries and replicas: `transition:subscription:channel`. */
 export function deliveryId(transitionId: string, subscription: string, channel: string): string {
   return `${transitionId}:${subscription}:${channel}`;
+}
+
+/** The notification of one transition to one route; its id is the delivery id. */
+export function eventNotification(t: Transition, r: Route, createdAt: number): Notification {
+  return {
+    id: deliveryId(t.id, r.subscription, r.channel),
+    type: 'event',
+    subscription: r.subscription,
+    channel: r.channel,
+    transitions: [t],
+    createdAt,
+  };
 }

@@ -8,7 +8,7 @@ import { TRANSITIONS_QUEUE } from '../pipeline/handoff.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
-import { deliveryId, route, type RoutableSubscription, type Route } from './match.js';
+import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
 import type { NoiseStore } from '../noise/store.js';
 import { routeKey } from '../noise/store.js';
 import type { SilenceCheck } from '../noise/ticker.js';
@@ -55,18 +55,8 @@ export class Router {
 
   /** The notifications a transition becomes under the current subscriptions (no I/O beyond category sets). */
   async plan(t: Transition): Promise<Notification[]> {
-    const subs = this.options.subscriptions();
-    const slugs = [...new Set(subs.flatMap((s) => s.categories ?? []))];
-    await this.options.categories.load(slugs);
     const createdAt = this.now();
-    return route(t, subs, (slug, feedId) => this.options.categories.has(slug, feedId)).map((r) => ({
-      id: deliveryId(t.id, r.subscription, r.channel),
-      type: 'event' as const,
-      subscription: r.subscription,
-      channel: r.channel,
-      transitions: [t],
-      createdAt,
-    }));
+    return (await this.routes(t)).map((r) => eventNotification(t, r, createdAt));
   }
 
   /**
@@ -139,14 +129,7 @@ export class Router {
       const rk = routeKey(r.subscription, r.channel);
       switch (d.route.action) {
         case 'send':
-          out.push({
-            id: deliveryId(t.id, r.subscription, r.channel),
-            type: 'event',
-            subscription: r.subscription,
-            channel: r.channel,
-            transitions: [t],
-            createdAt: now,
-          });
+          out.push(eventNotification(t, r, now));
           break;
         case 'group':
           await noise.store.addToGroup(rk, t, now);
