@@ -12,7 +12,8 @@ import { Poller } from './scheduler/poller.js';
 import { CategoryStore } from './routing/categories.js';
 import { Router } from './routing/router.js';
 import { ChannelRegistry } from './delivery/channels.js';
-import { DeliveryQueue, DeliveryWorker, type DeliveryOutcome } from './delivery/queue.js';
+import { DeliveryQueue } from './delivery/queue.js';
+import { DeliveryWorker, type DeliveryOutcome } from './delivery/worker.js';
 import { createMetrics, type Metrics } from './server/metrics.js';
 import { OpsServer, type Readiness } from './server/ops.js';
 import { SnapshotStore } from './snapshot/store.js';
@@ -184,6 +185,7 @@ export class App extends EventEmitter<AppEvents> {
     this.deliveryWorker = new DeliveryWorker({
       connection: this.redis,
       keys: this.keys,
+      deliveries: this.deliveries,
       channels: () => this.channels,
       log,
       now,

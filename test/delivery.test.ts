@@ -73,7 +73,7 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
       ['retry', 2, 'server', n.id],
       ['sent', 3, null, n.id],
     ]);
-    expect(await (await h.queue.queue.getJob(n.id))?.getState()).toBe('completed');
+    expect(await h.queue.state(n.id)).toBe('sent');
   });
 
   it('honours a 429 Retry-After: 2 (second attempt ≥ 2 s after the first)', async () => {
@@ -142,9 +142,7 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
     expect(await h.queue.deadLetters()).toEqual([]);
     expect(w.outcomes.map((o) => o.outcome)).toEqual(['dead', 'sent']);
     // Delivered: no longer a dead letter, so nothing to retry.
-    await waitFor(
-      async () => (await (await h!.queue.queue.getJob(n.id))?.getState()) === 'completed',
-    );
+    await waitFor(async () => (await h!.queue.state(n.id)) === 'sent');
     expect(await h.queue.retryDeadLetter(n.id)).toBe(false);
   });
 
@@ -193,11 +191,12 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
       `sent ${n.id}`,
       `sent ${sentinel.id}`,
     ]);
-    expect(await h.queue.queue.getJobCounts('completed', 'waiting', 'delayed', 'active')).toEqual({
-      completed: 2,
+    expect(await h.queue.state(n.id)).toBe('sent');
+    expect(await h.queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed')).toEqual({
       waiting: 0,
       delayed: 0,
       active: 0,
+      failed: 0,
     });
   });
 
@@ -248,7 +247,7 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
 
     await h.queue.enqueue([n]);
     await rx.waitFor(1, 10_000);
-    expect(await (await h.queue.queue.getJob(n.id))?.getState()).toBe('active');
+    expect(await h.queue.state(n.id)).toBe('sending');
     expect(await child.kill()).toBe('SIGKILL');
 
     const registry = h.registry(channels);
@@ -259,10 +258,139 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
     expect(answered).toEqual([1]);
     expect(rx.received.map(webhookIdOf)).toEqual([n.id, n.id]);
     for (const req of rx.received) expect(verifyWebhook(req)).toBeTruthy();
-    await waitFor(
-      async () => (await (await h!.queue.queue.getJob(n.id))?.getState()) === 'completed',
-    );
+    await waitFor(async () => (await h!.queue.state(n.id)) === 'sent');
     expect(w.outcomes.map((o) => o.outcome)).toEqual(['sent']);
     expect(rx.received).toHaveLength(2);
+  });
+});
+
+describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)', () => {
+  /** `count` distinct deliveries to channel `hook`. */
+  function many(count: number, tag: string): Notification[] {
+    return Array.from({ length: count }, (_, i) => delivery(`${tag}${String(i)}`));
+  }
+
+  it('250 deliveries in one enqueue (three batch jobs): every webhook-id answered once; a 500 retried, a 404 dead', async () => {
+    h = await deliveryHarness();
+    const batch = many(250, 'bulk');
+    const flaky = batch[17]!.id;
+    const gone = batch[203]!.id;
+    let flakyCalls = 0;
+    const rx = await receiver((req) => {
+      const id = webhookIdOf(req);
+      if (id === gone) return { status: 404 };
+      if (id === flaky && ++flakyCalls === 1) return { status: 500 };
+      return { status: 200 };
+    });
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const w = h.startWorker(() => registry, fast);
+
+    await h.queue.enqueue(batch);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome !== 'retry').length === 250, {
+      timeoutMs: 20_000,
+      what: '250 final outcomes',
+    });
+
+    const perId = new Map<string, number>();
+    for (const req of rx.received) {
+      expect(verifyWebhook(req)).toBeTruthy();
+      const id = webhookIdOf(req)!;
+      perId.set(id, (perId.get(id) ?? 0) + 1);
+    }
+    expect(perId.size).toBe(250);
+    expect([...perId].filter(([, n]) => n !== 1)).toEqual([[flaky, 2]]);
+    expect(rx.received).toHaveLength(251);
+    expect(w.outcomes.filter((o) => o.outcome === 'sent')).toHaveLength(249);
+    expect(
+      w.outcomes
+        .filter((o) => o.outcome !== 'sent')
+        .map((o) => [o.outcome, o.notification.id, o.attempt]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['retry', flaky, 1],
+        ['dead', gone, 1],
+      ]) as unknown,
+    );
+    expect(
+      w.outcomes.find((o) => o.notification.id === flaky && o.outcome === 'sent')?.attempt,
+    ).toBe(2);
+    expect((await h.queue.deadLetters()).map((l) => [l.id, l.attempts])).toEqual([[gone, 1]]);
+    expect(await h.queue.state(gone)).toBe('dead');
+    expect(await h.queue.state(flaky)).toBe('sent');
+  });
+
+  it('the same deliveries enqueued three times, two workers racing: each webhook-id answered once', async () => {
+    h = await deliveryHarness();
+    const rx = await receiver(() => ({ status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const a = h.startWorker(() => registry, fast);
+    const b = h.startWorker(() => registry, fast);
+    const batch = many(120, 'race');
+
+    await Promise.all([
+      h.queue.enqueue(batch),
+      h.queue.enqueue(batch),
+      h.queue.enqueue([...batch].reverse()),
+    ]);
+    await waitFor(
+      async () => {
+        const counts = await h!.queue.queue.getJobCounts('waiting', 'active');
+        return counts.waiting === 0 && counts.active === 0;
+      },
+      { timeoutMs: 20_000, what: 'every batch job done' },
+    );
+    const sentinel = delivery('race-sentinel');
+    await h.queue.enqueue([sentinel]);
+    await waitFor(() => rx.received.some((r) => webhookIdOf(r) === sentinel.id), {
+      what: 'the sentinel',
+    });
+
+    const ids = rx.received.map(webhookIdOf);
+    expect(ids).toHaveLength(121);
+    expect(new Set(ids).size).toBe(121);
+    const sent = [...a.outcomes, ...b.outcomes].filter((o) => o.outcome === 'sent');
+    expect(sent).toHaveLength(121);
+    expect(a.outcomes.length).toBeGreaterThan(0);
+    expect(b.outcomes.length).toBeGreaterThan(0);
+  });
+
+  it('a batch job that failed as a whole: its unsent deliveries are dead letters, and retrying one delivers it', async () => {
+    h = await deliveryHarness();
+    const rx = await receiver(() => ({ status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    let broken = true;
+    const w = h.startWorker(() => {
+      if (broken) throw new Error('registry unavailable');
+      return registry;
+    }, fast);
+    const [first, second] = many(2, 'lost');
+    // One attempt only, so the batch fails at once (enqueue gives batches ten).
+    await h.queue.queue.add('batch', { notifications: [first!, second!] }, { attempts: 1 });
+
+    const letters = await waitFor(async () => {
+      const list = await h!.queue.deadLetters();
+      return list.length === 2 ? list : undefined;
+    });
+    expect(letters.map((l) => [l.id, l.attempts, l.failedReason]).sort()).toEqual(
+      [
+        [first!.id, 0, 'registry unavailable'],
+        [second!.id, 0, 'registry unavailable'],
+      ].sort(),
+    );
+    expect(rx.received).toHaveLength(0);
+
+    broken = false;
+    expect(await h.queue.retryDeadLetter(first!.id)).toBe(true);
+    await w.waitForOutcome((o) => o.outcome === 'sent');
+    expect(rx.received.map(webhookIdOf)).toEqual([first!.id]);
+    expect(await h.queue.state(first!.id)).toBe('sent');
+    expect((await h.queue.deadLetters()).map((l) => l.id)).toEqual([second!.id]);
+    // Enqueueing the retried one again sends nothing more.
+    await h.queue.enqueue([first!]);
+    expect(await h.queue.retryDeadLetter(first!.id)).toBe(false);
+    const sentinel = delivery('lost-sentinel');
+    await h.queue.enqueue([sentinel]);
+    await w.waitForOutcome((o) => o.notification.id === sentinel.id);
+    expect(rx.received.map(webhookIdOf)).toEqual([first!.id, sentinel.id]);
   });
 });

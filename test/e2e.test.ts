@@ -469,9 +469,11 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     expect(
       metricValue(text, 'statuswatch_upstream_requests_total', { status: '200' }),
     ).toBeGreaterThanOrEqual(3);
+    // Both deliveries travelled in one batch job, removed once done; nothing failed.
     expect(
-      metricValue(text, 'statuswatch_queue_jobs', { queue: 'deliveries', state: 'completed' }),
-    ).toBe(2);
+      metricValue(text, 'statuswatch_queue_jobs', { queue: 'deliveries', state: 'failed' }),
+    ).toBe(0);
+    expect(metricValue(text, 'statuswatch_dead_letters', {})).toBe(0);
     for (const series of [
       '# TYPE statuswatch_polls_total counter',
       '# TYPE statuswatch_transitions_total counter',

@@ -142,9 +142,11 @@ describe('hand-off → router → delivery → webhook receivers (real Redis, si
       async () => (await handoff!.queue.getJobCounts('completed')).completed === transitions.length,
       { what: 'every transition routed' },
     );
+    const ids = expected.map((line) => line.split(' ')[1]!);
     await waitFor(
-      async () => (await d.queue.queue.getJobCounts('completed')).completed === expected.length,
-      { what: 'every delivery completed' },
+      async () =>
+        (await Promise.all(ids.map((id) => d.queue.state(id)))).every((s) => s === 'sent'),
+      { what: 'every delivery marked sent' },
     );
 
     expect(rx.received.map((r) => `${r.url} ${webhookIdOf(r) ?? ''}`).sort()).toEqual(expected);

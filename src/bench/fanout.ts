@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'undici';
 import type { ChannelConfig } from '../config/schema.js';
 import { ChannelRegistry } from '../delivery/channels.js';
-import { DeliveryQueue, DeliveryWorker, type DeliveryOutcome } from '../delivery/queue.js';
+import { DeliveryQueue } from '../delivery/queue.js';
+import { DeliveryWorker, type DeliveryOutcome } from '../delivery/worker.js';
 import { transitionId, type Transition } from '../diff/transition.js';
 import { silentLogger } from '../log.js';
 import type { Notification } from '../notify/types.js';
@@ -236,6 +237,7 @@ export async function runFanoutBench(progress: (line: string) => void): Promise<
   const worker = new DeliveryWorker({
     connection,
     keys,
+    deliveries: queue,
     channels: () => registry,
     log: silentLogger(),
     concurrency: FANOUT_CONCURRENCY,

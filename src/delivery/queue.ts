@@ -1,34 +1,48 @@
-import { EventEmitter } from 'node:events';
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+/**
+ * The delivery queue (producer side). Deliveries travel in `batch` jobs of up to BATCH_SIZE: one
+ * BullMQ job, one ledger round trip and one completion for many sends, which is what lets fan-out
+ * keep up with the receivers. A delivery that fails in its batch moves to a `delivery` job of its
+ * own (job id = delivery id) that retries it with backoff or holds it as a dead letter. The ledger
+ * (`ledger.ts`) keeps every delivery id to one sender, so re-enqueueing never sends twice.
+ */
+import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
-import { toError } from '../errors.js';
 import type { Keys } from '../redis.js';
-import { DeliveryError, type FailureReason, type Notification } from '../notify/types.js';
-import { classifyError } from '../notify/classify.js';
-import type { ChannelRegistry } from './channels.js';
-import { retryDelay } from './backoff.js';
+import type { Notification } from '../notify/types.js';
+import { DeliveryLedger, batchOwner } from './ledger.js';
 
 export const DELIVERIES_QUEUE = 'deliveries';
 export const DEFAULT_ATTEMPTS = 8;
-/** Completed deliveries are kept (and so deduplicated by id) this long. */
+/** Deliveries in one batch job. */
+export const BATCH_SIZE = 100;
+/** A sent delivery id is remembered (and so deduplicated) this long. */
 export const DELIVERY_RETENTION_SECONDS = 7 * 24 * 3600;
 /** Dead letters (failed deliveries) are kept this long for listing and retry. */
 export const DEAD_LETTER_RETENTION_SECONDS = 30 * 24 * 3600;
+/** A hand-off to a retry job is remembered a day longer than the dead letter it may become. */
+const HAND_OFF_RETENTION_SECONDS = DEAD_LETTER_RETENTION_SECONDS + 24 * 3600;
+/** Attempts of a batch job itself: it fails only when Redis does (each send's failure is its own). */
+const BATCH_ATTEMPTS = 10;
 
-export interface DeliveryOutcome {
-  notification: Notification;
-  channelType: string;
-  outcome: 'sent' | 'retry' | 'dead';
-  reason: FailureReason | null;
-  attempt: number;
-  /** ms from the delivery's creation to this outcome. */
-  latencyMs: number;
-  error: string | null;
+export const BATCH_JOB = 'batch';
+export const DELIVERY_JOB = 'delivery';
+
+export interface BatchJobData {
+  notifications: Notification[];
 }
 
-export interface DeliveryEvents {
-  delivery: [DeliveryOutcome];
+export interface DeliveryJobData {
+  notification: Notification;
+  /** Attempts made before this job (the batch's send; 0 after a dead letter is retried). */
+  priorAttempts: number;
+  /** Set when the batch's attempt failed for good: the job only records the dead letter. */
+  deadOnArrival?: string;
+}
+
+export type DeliveryJob = Job<BatchJobData | DeliveryJobData>;
+
+export function isBatchJob(job: Pick<Job, 'name'>): boolean {
+  return job.name === BATCH_JOB;
 }
 
 export interface DeadLetter {
@@ -41,49 +55,157 @@ export interface DeadLetter {
   failedAt: number | null;
 }
 
-/** The producer side: enqueue deliveries (job id = delivery id, so a re-enqueue is a no-op), list and retry dead letters. */
-export class DeliveryQueue {
-  readonly queue: Queue<Notification>;
+export type DeliveryState = 'sending' | 'retrying' | 'dead' | 'sent' | 'unknown';
 
-  constructor(connection: Redis, keys: Keys, attempts = DEFAULT_ATTEMPTS) {
-    this.queue = new Queue<Notification>(DELIVERIES_QUEUE, {
+/** Enqueue deliveries, list and retry dead letters, look up one delivery's state. */
+export class DeliveryQueue {
+  readonly queue: Queue<BatchJobData | DeliveryJobData>;
+  readonly ledger: DeliveryLedger;
+
+  constructor(
+    connection: Redis,
+    keys: Keys,
+    readonly attempts = DEFAULT_ATTEMPTS,
+  ) {
+    this.queue = new Queue<BatchJobData | DeliveryJobData>(DELIVERIES_QUEUE, {
       connection,
       prefix: keys.tag,
-      defaultJobOptions: {
-        attempts,
-        backoff: { type: 'custom' },
-        removeOnComplete: { age: DELIVERY_RETENTION_SECONDS },
-        removeOnFail: { age: DEAD_LETTER_RETENTION_SECONDS },
-      },
+      defaultJobOptions: { removeOnFail: { age: DEAD_LETTER_RETENTION_SECONDS } },
     });
-  }
-
-  async enqueue(notifications: readonly Notification[]): Promise<void> {
-    if (notifications.length === 0) return;
-    await this.queue.addBulk(
-      notifications.map((n) => ({ name: n.type, data: n, opts: { jobId: n.id } })),
+    this.ledger = new DeliveryLedger(
+      connection,
+      keys,
+      DELIVERY_RETENTION_SECONDS,
+      HAND_OFF_RETENTION_SECONDS,
     );
   }
 
-  async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    const jobs = await this.queue.getFailed(0, limit - 1);
-    return jobs.map((job) => ({
-      id: job.id ?? '',
-      subscription: job.data.subscription,
-      channel: job.data.channel,
-      kinds: job.data.transitions.map((t) => t.kind),
-      attempts: job.attemptsMade,
-      failedReason: job.failedReason,
-      failedAt: job.finishedOn ?? null,
-    }));
+  /**
+   * Adds deliveries in batch jobs (one round trip). Ids already seen are skipped when their batch
+   * claims them, so enqueueing the same delivery again (or while it is in flight) sends nothing.
+   */
+  async enqueue(notifications: readonly Notification[]): Promise<void> {
+    const unique = [...new Map(notifications.map((n) => [n.id, n])).values()];
+    if (unique.length === 0) return;
+    const jobs = [];
+    for (let i = 0; i < unique.length; i += BATCH_SIZE) {
+      jobs.push({
+        name: BATCH_JOB,
+        data: { notifications: unique.slice(i, i + BATCH_SIZE) },
+        opts: {
+          attempts: BATCH_ATTEMPTS,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: true,
+        },
+      });
+    }
+    await this.queue.addBulk(jobs);
   }
 
-  /** Moves a dead letter back to the queue for a fresh set of attempts. False when there is no such dead letter. */
+  /**
+   * Hands a delivery that failed in its batch to a retry job of its own (job id = delivery id).
+   * `deadOnArrival` records a permanent failure: the job goes straight to the dead letters.
+   */
+  async addRetryJob(
+    notification: Notification,
+    batchJobId: string,
+    delayMs: number,
+    deadOnArrival?: string,
+  ): Promise<void> {
+    const data: DeliveryJobData = {
+      notification,
+      priorAttempts: 1,
+      ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
+    };
+    await this.queue.add(DELIVERY_JOB, data, {
+      jobId: notification.id,
+      attempts: this.attempts,
+      backoff: { type: 'custom' },
+      delay: Math.max(0, delayMs),
+      removeOnComplete: true,
+    });
+    await this.ledger.handOff(notification.id, batchOwner(batchJobId));
+  }
+
+  /**
+   * Dead letters, newest first: failed delivery jobs, and the unsent deliveries of a batch job
+   * that failed as a whole (Redis trouble, or its worker died more often than allowed).
+   */
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    const out: DeadLetter[] = [];
+    for (let start = 0; out.length < limit; start += limit) {
+      const page = await this.queue.getFailed(start, start + limit - 1);
+      for (const job of page) {
+        if (isBatchJob(job)) {
+          const unsent = await this.unsentOfFailedBatch(job);
+          out.push(...unsent.map((n) => deadLetterOf(n, job, 0)));
+          continue;
+        }
+        const data = job.data as DeliveryJobData;
+        const attempts =
+          data.priorAttempts + job.attemptsMade - (data.deadOnArrival === undefined ? 0 : 1);
+        out.push(deadLetterOf(data.notification, job, attempts));
+      }
+      if (page.length < limit) break;
+    }
+    return out.slice(0, limit);
+  }
+
+  private async unsentOfFailedBatch(job: DeliveryJob): Promise<Notification[]> {
+    const { notifications } = job.data as BatchJobData;
+    const owner = batchOwner(job.id ?? '');
+    const entries = await this.ledger.entries(notifications.map((n) => n.id));
+    // Unclaimed ones too: the batch may have failed before it claimed anything.
+    return notifications.filter((_, i) => {
+      const entry = entries[i];
+      return entry?.state === 'unknown' || (entry?.state === 'claimed' && entry.owner === owner);
+    });
+  }
+
+  /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
   async retryDeadLetter(id: string): Promise<boolean> {
     const job = await this.queue.getJob(id);
-    if (job === undefined || !(await job.isFailed())) return false;
-    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-    return true;
+    if (job !== undefined && job.name === DELIVERY_JOB) {
+      if (!(await job.isFailed())) return false;
+      const data = job.data as DeliveryJobData;
+      const fresh: DeliveryJobData = { notification: data.notification, priorAttempts: 0 };
+      await (job as Job<DeliveryJobData>).updateData(fresh);
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return true;
+    }
+    for (const batch of await this.queue.getFailed(0, -1)) {
+      if (!isBatchJob(batch)) continue;
+      const n = (await this.unsentOfFailedBatch(batch)).find((x) => x.id === id);
+      if (n === undefined) continue;
+      const data: DeliveryJobData = { notification: n, priorAttempts: 0 };
+      await this.queue.add(DELIVERY_JOB, data, {
+        jobId: id,
+        attempts: this.attempts,
+        backoff: { type: 'custom' },
+        removeOnComplete: true,
+      });
+      await this.ledger.assignToRetryJob(id);
+      return true;
+    }
+    return false;
+  }
+
+  /** Where one delivery is: being sent by a batch, retrying, dead, sent, or unknown (not claimed yet, or never). */
+  async state(id: string): Promise<DeliveryState> {
+    const entry = await this.ledger.entry(id);
+    switch (entry.state) {
+      case 'sent':
+        return 'sent';
+      case 'claimed':
+        return 'sending';
+      case 'unknown':
+        return 'unknown';
+      case 'retry_job': {
+        const job = await this.queue.getJob(id);
+        if (job === undefined) return 'unknown';
+        return (await job.isFailed()) ? 'dead' : 'retrying';
+      }
+    }
   }
 
   async close(): Promise<void> {
@@ -91,124 +213,14 @@ export class DeliveryQueue {
   }
 }
 
-export interface DeliveryWorkerOptions {
-  connection: Redis;
-  keys: Keys;
-  channels: () => ChannelRegistry;
-  log: Logger;
-  concurrency?: number;
-  /**
-   * BullMQ lock duration, also used as the stalled-job check interval: how soon a delivery held
-   * by a dead process is taken over (within about two of these).
-   */
-  lockDurationMs?: number;
-  /** Delay before retry number `attemptsMade` (1 = the first retry); default `retryDelay`. */
-  backoff?: (attemptsMade: number, err: unknown) => number;
-  now?: () => number;
-}
-
-/**
- * The consumer side: sends each delivery through its channel's notifier. Retry, backoff, dedupe,
- * logging and outcome events live here once, around every notifier: a retryable DeliveryError
- * is retried with exponential backoff and jitter (or the receiver's Retry-After); a permanent
- * one goes to the dead letters at once.
- */
-export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
-  private worker: Worker<Notification> | null = null;
-  private readonly now: () => number;
-
-  constructor(private readonly options: DeliveryWorkerOptions) {
-    super();
-    this.now = options.now ?? Date.now;
-  }
-
-  start(): void {
-    const lockDuration = this.options.lockDurationMs ?? 30_000;
-    const backoff = this.options.backoff ?? retryDelay;
-    this.worker = new Worker<Notification>(DELIVERIES_QUEUE, (job) => this.process(job), {
-      connection: this.options.connection,
-      prefix: this.options.keys.tag,
-      concurrency: this.options.concurrency ?? 16,
-      lockDuration,
-      // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
-      stalledInterval: lockDuration,
-      settings: { backoffStrategy: (attemptsMade, _type, err) => backoff(attemptsMade, err) },
-    });
-    this.worker.on('error', (err) => {
-      this.options.log.error(
-        { event: 'worker:error', queue: DELIVERIES_QUEUE, err: toError(err).message },
-        'delivery worker error',
-      );
-    });
-  }
-
-  private report(
-    job: Job<Notification>,
-    channelType: string,
-    outcome: DeliveryOutcome['outcome'],
-    error: DeliveryError | null,
-  ): void {
-    const n = job.data;
-    const result: DeliveryOutcome = {
-      notification: n,
-      channelType,
-      outcome,
-      reason: error?.reason ?? null,
-      attempt: job.attemptsMade + 1,
-      latencyMs: Math.max(0, this.now() - n.createdAt),
-      error: error?.message ?? null,
-    };
-    const fields = {
-      event: `delivery:${outcome}`,
-      deliveryId: n.id,
-      transitionId: n.transitions[0]?.id,
-      feedId: n.transitions[0]?.feedId,
-      kind: n.transitions.length === 1 ? n.transitions[0]?.kind : n.type,
-      subscription: n.subscription,
-      channel: n.channel,
-      channelType,
-      outcome,
-      attempt: result.attempt,
-      ...(error === null
-        ? {}
-        : { reason: error.reason, httpStatus: error.httpStatus, err: error.message }),
-    };
-    if (outcome === 'sent') this.options.log.info(fields, `delivered ${n.id}`);
-    else if (outcome === 'retry')
-      this.options.log.warn(fields, `delivery ${n.id} failed, will retry`);
-    else this.options.log.error(fields, `delivery ${n.id} failed for good: dead letter`);
-    this.emit('delivery', result);
-  }
-
-  private async process(job: Job<Notification>): Promise<void> {
-    const channel = this.options.channels().get(job.data.channel);
-    if (channel === undefined) {
-      const err = new DeliveryError({
-        message: `channel "${job.data.channel}" is not configured (any more)`,
-        retryable: false,
-        reason: 'config',
-      });
-      this.report(job, 'unknown', 'dead', err);
-      throw new UnrecoverableError(err.message);
-    }
-    try {
-      await channel.notifier.send(job.data);
-    } catch (raw) {
-      const err = raw instanceof DeliveryError ? raw : classifyError(raw);
-      const attempts = job.opts.attempts ?? 1;
-      if (!err.retryable || job.attemptsMade + 1 >= attempts) {
-        this.report(job, channel.type, 'dead', err);
-        throw new UnrecoverableError(err.message);
-      }
-      this.report(job, channel.type, 'retry', err);
-      throw err;
-    }
-    this.report(job, channel.type, 'sent', null);
-  }
-
-  /** Stops taking deliveries and waits for in-flight sends. */
-  async stop(): Promise<void> {
-    if (this.worker !== null) await this.worker.close();
-    this.worker = null;
-  }
+function deadLetterOf(n: Notification, job: DeliveryJob, attempts: number): DeadLetter {
+  return {
+    id: n.id,
+    subscription: n.subscription,
+    channel: n.channel,
+    kinds: n.transitions.map((t) => t.kind),
+    attempts,
+    failedReason: job.failedReason,
+    failedAt: job.finishedOn ?? null,
+  };
 }

@@ -10,12 +10,12 @@ import { pathToFileURL } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import type { ChannelConfig } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
+import { DeliveryQueue } from '../../src/delivery/queue.js';
 import {
-  DeliveryQueue,
   DeliveryWorker,
   type DeliveryOutcome,
   type DeliveryWorkerOptions,
-} from '../../src/delivery/queue.js';
+} from '../../src/delivery/worker.js';
 import { silentLogger } from '../../src/log.js';
 import type { ReceivedRequest } from '../notify-helpers.js';
 import { REDIS_URL, testRedis, type TestRedis } from './redis.js';
@@ -58,7 +58,9 @@ export interface DeliveryHarness {
   /** Starts a worker over `channels` (a function, so a test can "reload" the config). */
   startWorker(
     channels: () => ChannelRegistry,
-    options?: Partial<Omit<DeliveryWorkerOptions, 'connection' | 'keys' | 'channels' | 'log'>>,
+    options?: Partial<
+      Omit<DeliveryWorkerOptions, 'connection' | 'keys' | 'deliveries' | 'channels' | 'log'>
+    >,
   ): RecordedWorker;
   /** Registers a registry to close in `close()`. */
   registry(configs: Readonly<Record<string, ChannelConfig>>): ChannelRegistry;
@@ -77,6 +79,7 @@ export async function deliveryHarness(attempts?: number): Promise<DeliveryHarnes
       const worker = new DeliveryWorker({
         connection: tr.redis,
         keys: tr.keys,
+        deliveries: queue,
         channels,
         log: silentLogger(),
         ...options,
@@ -121,14 +124,17 @@ function childScript(): string {
   return `
 import { createRedis, createKeys } from ${JSON.stringify(distUrl('redis.js'))};
 import { ChannelRegistry } from ${JSON.stringify(distUrl('delivery/channels.js'))};
-import { DeliveryWorker } from ${JSON.stringify(distUrl('delivery/queue.js'))};
+import { DeliveryQueue } from ${JSON.stringify(distUrl('delivery/queue.js'))};
+import { DeliveryWorker } from ${JSON.stringify(distUrl('delivery/worker.js'))};
 import { silentLogger } from ${JSON.stringify(distUrl('log.js'))};
 const cfg = JSON.parse(process.env.SW_CHILD_CONFIG);
 const connection = createRedis(cfg.redisUrl);
 const registry = new ChannelRegistry(cfg.channels);
+const keys = createKeys(cfg.prefix);
 const worker = new DeliveryWorker({
   connection,
-  keys: createKeys(cfg.prefix),
+  keys,
+  deliveries: new DeliveryQueue(connection, keys),
   channels: () => registry,
   log: silentLogger(),
   lockDurationMs: cfg.lockDurationMs,

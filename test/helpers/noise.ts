@@ -2,7 +2,8 @@ import { stringify } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
-import { DeliveryQueue, DeliveryWorker } from '../../src/delivery/queue.js';
+import { DeliveryQueue } from '../../src/delivery/queue.js';
+import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { NoiseStore } from '../../src/noise/store.js';
 import { NoiseTicker, type SilenceCheck } from '../../src/noise/ticker.js';
@@ -76,6 +77,7 @@ export async function noiseHarness(
   const worker = new DeliveryWorker({
     connection: tr.redis,
     keys: tr.keys,
+    deliveries,
     channels: () => registry,
     log,
     now,

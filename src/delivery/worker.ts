@@ -1,0 +1,247 @@
+/**
+ * The delivery worker (consumer side). Retry, backoff, dedupe, logging and outcome events live
+ * here once, around every notifier:
+ * - a `batch` job claims its deliveries in the ledger (one round trip) and sends the ones it won;
+ *   a success is marked sent; a failure moves to a `delivery` job of its own — retryable ones
+ *   after the first backoff, permanent ones straight to the dead letters;
+ * - a `delivery` job retries one delivery with exponential backoff and jitter (or the receiver's
+ *   Retry-After) until it is sent or out of attempts, then it is a dead letter.
+ * Sends in flight are capped across all jobs by one limiter (`concurrency`).
+ */
+import { EventEmitter } from 'node:events';
+import { UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import type { Keys } from '../redis.js';
+import { DeliveryError, type FailureReason, type Notification } from '../notify/types.js';
+import { classifyError } from '../notify/classify.js';
+import type { Channel, ChannelRegistry } from './channels.js';
+import { retryDelay } from './backoff.js';
+import { batchOwner } from './ledger.js';
+import {
+  DELIVERIES_QUEUE,
+  isBatchJob,
+  type BatchJobData,
+  type DeliveryJob,
+  type DeliveryJobData,
+  type DeliveryQueue,
+} from './queue.js';
+
+export interface DeliveryOutcome {
+  notification: Notification;
+  channelType: string;
+  outcome: 'sent' | 'retry' | 'dead';
+  reason: FailureReason | null;
+  attempt: number;
+  /** ms from the delivery's creation to this outcome. */
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface DeliveryEvents {
+  delivery: [DeliveryOutcome];
+}
+
+export interface DeliveryWorkerOptions {
+  connection: Redis;
+  keys: Keys;
+  /** Where failed deliveries get their retry jobs (and how many attempts they have). */
+  deliveries: DeliveryQueue;
+  channels: () => ChannelRegistry;
+  log: Logger;
+  /** Sends in flight at once, across all batches and retries (default 16). */
+  concurrency?: number;
+  /**
+   * BullMQ lock duration, also used as the stalled-job check interval: how soon a delivery held
+   * by a dead process is taken over (within about two of these).
+   */
+  lockDurationMs?: number;
+  /** Delay before retry number `attemptsMade` (1 = the first retry); default `retryDelay`. */
+  backoff?: (attemptsMade: number, err: unknown) => number;
+  now?: () => number;
+}
+
+function priorAttemptsOf(job: { data: unknown } | undefined): number {
+  const data = job?.data as Partial<DeliveryJobData> | undefined;
+  return data?.priorAttempts ?? 0;
+}
+
+export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
+  private worker: Worker<BatchJobData | DeliveryJobData> | null = null;
+  private readonly now: () => number;
+  private readonly backoff: (attemptsMade: number, err: unknown) => number;
+  private readonly limit: LimitFunction;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    super();
+    this.now = options.now ?? Date.now;
+    this.backoff = options.backoff ?? retryDelay;
+    this.limit = pLimit(options.concurrency ?? 16);
+  }
+
+  start(): void {
+    const lockDuration = this.options.lockDurationMs ?? 30_000;
+    this.worker = new Worker<BatchJobData | DeliveryJobData>(
+      DELIVERIES_QUEUE,
+      (job) => (isBatchJob(job) ? this.processBatch(job) : this.processDelivery(job)),
+      {
+        connection: this.options.connection,
+        prefix: this.options.keys.tag,
+        // Jobs waiting for the send limiter are cheap; the limiter caps the sends.
+        concurrency: this.limit.concurrency,
+        lockDuration,
+        // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
+        stalledInterval: lockDuration,
+        settings: {
+          backoffStrategy: (attemptsMade, _type, err, job) =>
+            this.backoff(priorAttemptsOf(job) + attemptsMade, err),
+        },
+      },
+    );
+    this.worker.on('error', (err) => {
+      this.options.log.error(
+        { event: 'worker:error', queue: DELIVERIES_QUEUE, err: toError(err).message },
+        'delivery worker error',
+      );
+    });
+  }
+
+  private report(
+    n: Notification,
+    channelType: string,
+    outcome: DeliveryOutcome['outcome'],
+    attempt: number,
+    error: DeliveryError | null,
+  ): void {
+    const result: DeliveryOutcome = {
+      notification: n,
+      channelType,
+      outcome,
+      reason: error?.reason ?? null,
+      attempt,
+      latencyMs: Math.max(0, this.now() - n.createdAt),
+      error: error?.message ?? null,
+    };
+    const fields = {
+      event: `delivery:${outcome}`,
+      deliveryId: n.id,
+      transitionId: n.transitions[0]?.id,
+      feedId: n.transitions[0]?.feedId,
+      kind: n.transitions.length === 1 ? n.transitions[0]?.kind : n.type,
+      subscription: n.subscription,
+      channel: n.channel,
+      channelType,
+      outcome,
+      attempt,
+      ...(error === null
+        ? {}
+        : { reason: error.reason, httpStatus: error.httpStatus, err: error.message }),
+    };
+    if (outcome === 'sent') this.options.log.info(fields, `delivered ${n.id}`);
+    else if (outcome === 'retry')
+      this.options.log.warn(fields, `delivery ${n.id} failed, will retry`);
+    else this.options.log.error(fields, `delivery ${n.id} failed for good: dead letter`);
+    this.emit('delivery', result);
+  }
+
+  /** The channel's send, through the limiter; the failure classified, or null when sent. */
+  private async send(n: Notification, channel: Channel): Promise<DeliveryError | null> {
+    try {
+      await this.limit(() => channel.notifier.send(n));
+      return null;
+    } catch (raw) {
+      return raw instanceof DeliveryError ? raw : classifyError(raw);
+    }
+  }
+
+  private missingChannel(n: Notification): DeliveryError {
+    return new DeliveryError({
+      message: `channel "${n.channel}" is not configured (any more)`,
+      retryable: false,
+      reason: 'config',
+    });
+  }
+
+  private async processBatch(job: DeliveryJob): Promise<void> {
+    const { notifications } = job.data as BatchJobData;
+    const jobId = job.id ?? '';
+    const { ledger } = this.options.deliveries;
+    const mine = await ledger.claim(
+      notifications.map((n) => n.id),
+      batchOwner(jobId),
+    );
+    const results = await Promise.allSettled(
+      notifications.map((n, i) => {
+        if (mine[i] === true) return this.sendFromBatch(n, jobId);
+        this.options.log.debug(
+          { event: 'delivery:duplicate', deliveryId: n.id },
+          `delivery ${n.id} is already sent or in hand: skipped`,
+        );
+        return Promise.resolve();
+      }),
+    );
+    // Every send has settled (none still in flight), so a retry of this job cannot overlap one.
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw toError(failed.reason);
+  }
+
+  /** Attempt 1 of a delivery, inside its batch. Rejects only when Redis does. */
+  private async sendFromBatch(n: Notification, jobId: string): Promise<void> {
+    const { deliveries } = this.options;
+    const channel = this.options.channels().get(n.channel);
+    if (channel === undefined) {
+      const err = this.missingChannel(n);
+      await deliveries.addRetryJob(n, jobId, 0, err.message);
+      this.report(n, 'unknown', 'dead', 1, err);
+      return;
+    }
+    const err = await this.send(n, channel);
+    if (err === null) {
+      await deliveries.ledger.markSent(n.id);
+      this.report(n, channel.type, 'sent', 1, null);
+    } else if (!err.retryable || deliveries.attempts <= 1) {
+      await deliveries.addRetryJob(n, jobId, 0, err.message);
+      this.report(n, channel.type, 'dead', 1, err);
+    } else {
+      await deliveries.addRetryJob(n, jobId, this.backoff(1, err));
+      this.report(n, channel.type, 'retry', 1, err);
+    }
+  }
+
+  /** A delivery's own job: attempts after the first, or the record of a dead letter. */
+  private async processDelivery(job: DeliveryJob): Promise<void> {
+    const data = job.data as DeliveryJobData;
+    const n = data.notification;
+    // Already reported when the batch's attempt failed for good: only record the dead letter.
+    if (data.deadOnArrival !== undefined) throw new UnrecoverableError(data.deadOnArrival);
+    const { ledger } = this.options.deliveries;
+    if ((await ledger.entry(n.id)).state === 'sent') return; // a re-run batch got there first
+    const attempt = data.priorAttempts + job.attemptsMade + 1;
+    const channel = this.options.channels().get(n.channel);
+    if (channel === undefined) {
+      const err = this.missingChannel(n);
+      this.report(n, 'unknown', 'dead', attempt, err);
+      throw new UnrecoverableError(err.message);
+    }
+    const err = await this.send(n, channel);
+    if (err === null) {
+      await ledger.markSent(n.id);
+      this.report(n, channel.type, 'sent', attempt, null);
+      return;
+    }
+    if (!err.retryable || attempt >= (job.opts.attempts ?? 1)) {
+      this.report(n, channel.type, 'dead', attempt, err);
+      throw new UnrecoverableError(err.message);
+    }
+    this.report(n, channel.type, 'retry', attempt, err);
+    throw err;
+  }
+
+  /** Stops taking deliveries and waits for in-flight sends. */
+  async stop(): Promise<void> {
+    if (this.worker !== null) await this.worker.close();
+    this.worker = null;
+  }
+}
