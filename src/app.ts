@@ -267,13 +267,14 @@ export class App extends EventEmitter<AppEvents> {
     for (const [name, queue] of [
       ['poll', this.poller.queue],
       ['transitions', this.handoff.queue],
-      ['deliveries', this.deliveries.queue],
+      ['deliveries', this.deliveries.batches],
+      ['delivery-retries', this.deliveries.retries],
     ] as const) {
       const counts = await queue.getJobCounts(...states);
       for (const state of states)
         this.metrics.queueDepth.set({ queue: name, state }, counts[state] ?? 0);
-      if (name === 'deliveries') this.metrics.deadLetters.set(counts.failed ?? 0);
     }
+    this.metrics.deadLetters.set(await this.deliveries.failedJobs());
   }
 
   /** What statuswatch currently believes about one service (admin API). */

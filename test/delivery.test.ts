@@ -192,7 +192,7 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
       `sent ${sentinel.id}`,
     ]);
     expect(await h.queue.state(n.id)).toBe('sent');
-    expect(await h.queue.queue.getJobCounts('waiting', 'delayed', 'active', 'failed')).toEqual({
+    expect(await h.queue.batches.getJobCounts('waiting', 'delayed', 'active', 'failed')).toEqual({
       waiting: 0,
       delayed: 0,
       active: 0,
@@ -334,7 +334,7 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     ]);
     await waitFor(
       async () => {
-        const counts = await h!.queue.queue.getJobCounts('waiting', 'active');
+        const counts = await h!.queue.batches.getJobCounts('waiting', 'active');
         return counts.waiting === 0 && counts.active === 0;
       },
       { timeoutMs: 20_000, what: 'every batch job done' },
@@ -345,6 +345,7 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
       what: 'the sentinel',
     });
 
+    await waitFor(() => a.outcomes.length + b.outcomes.length >= 121, { what: '121 outcomes' });
     const ids = rx.received.map(webhookIdOf);
     expect(ids).toHaveLength(121);
     expect(new Set(ids).size).toBe(121);
@@ -365,7 +366,7 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     }, fast);
     const [first, second] = many(2, 'lost');
     // One attempt only, so the batch fails at once (enqueue gives batches ten).
-    await h.queue.queue.add('batch', { notifications: [first!, second!] }, { attempts: 1 });
+    await h.queue.batches.add('batch', { notifications: [first!, second!] }, { attempts: 1 });
 
     const letters = await waitFor(async () => {
       const list = await h!.queue.deadLetters();

@@ -269,7 +269,7 @@ async function queuesIdle(d: Daemon): Promise<string> {
   return waitFor(
     async () => {
       const text = await metrics(d);
-      const busy = ['transitions', 'deliveries'].some((queue) =>
+      const busy = ['transitions', 'deliveries', 'delivery-retries'].some((queue) =>
         ['waiting', 'active', 'delayed'].some(
           (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
         ),

@@ -170,6 +170,10 @@ describe('hand-off → router → delivery → webhook receivers (real Redis, si
         (await handoff!.queue.getJobCounts('completed')).completed === transitions.length + 1,
       { what: 'the sentinel routed' },
     );
+    // 'sent' is reported once the sent mark is in Redis, a moment after the receiver answered.
+    await waitFor(() => worker.outcomes.length === expected.length + 1, {
+      what: "the sentinel's outcome",
+    });
     expect(rx.received).toHaveLength(expected.length + 1);
     expect(webhookIdOf(rx.received.at(-1)!)).toBe(`${sentinel.id}:all-status:all`);
     expect(

@@ -30,10 +30,10 @@ import {
 } from './support.js';
 import { BenchError } from './errors.js';
 
-export const FANOUT_DELIVERIES = 2_000;
+export const FANOUT_DELIVERIES = 4_000;
 export const FANOUT_CONCURRENCY = 16;
-const RUNS = 5;
-const WARMUP_DELIVERIES = 300;
+const RUNS = 7;
+const WARMUP_DELIVERIES = 2_000;
 const CHANNEL = 'sink';
 const SUBSCRIPTION = 'bench';
 

@@ -13,7 +13,7 @@ export interface Channel {
  * reload (old notifiers are closed once in-flight sends finish).
  */
 export class ChannelRegistry {
-  private readonly notifiers = new Map<string, Notifier>();
+  private readonly channels = new Map<string, Channel>();
 
   constructor(
     private readonly configs: Readonly<Record<string, ChannelConfig>>,
@@ -25,19 +25,19 @@ export class ChannelRegistry {
   }
 
   get(name: string): Channel | undefined {
-    const config = this.configs[name];
-    if (config === undefined) return undefined;
-    let notifier = this.notifiers.get(name);
-    if (notifier === undefined) {
-      notifier = this.factory(config);
-      this.notifiers.set(name, notifier);
+    let channel = this.channels.get(name);
+    if (channel === undefined) {
+      const config = this.configs[name];
+      if (config === undefined) return undefined;
+      channel = { name, type: config.type, notifier: this.factory(config) };
+      this.channels.set(name, channel);
     }
-    return { name, type: config.type, notifier };
+    return channel;
   }
 
   async close(): Promise<void> {
-    const all = [...this.notifiers.values()];
-    this.notifiers.clear();
-    await Promise.allSettled(all.map((n) => n.close()));
+    const all = [...this.channels.values()];
+    this.channels.clear();
+    await Promise.allSettled(all.map((c) => c.notifier.close()));
   }
 }

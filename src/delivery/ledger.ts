@@ -51,19 +51,17 @@ return 0
 `;
 
 export const BATCH_OWNER_PREFIX = 'b:';
+/** Sent marks are gathered this long before they are written together. */
+export const MARK_FLUSH_MS = 5;
 
 export function batchOwner(jobId: string): string {
   return `${BATCH_OWNER_PREFIX}${jobId}`;
 }
 
-interface PendingMark {
-  key: string;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
-
 export class DeliveryLedger {
-  private pendingMarks: PendingMark[] = [];
+  /** Keys waiting for the next mark flush, and the promise that flush settles. */
+  private pendingMarks: string[] = [];
+  private nextFlush: Promise<void> | null = null;
 
   constructor(
     private readonly redis: Redis,
@@ -92,30 +90,25 @@ export class DeliveryLedger {
   }
 
   /**
-   * Marks a delivery sent. Marks made in the same turn of the event loop travel in one command
-   * (one socket write): at fan-out rates a write per delivery costs more CPU than the send.
+   * Marks a delivery sent. Marks made within MARK_FLUSH_MS travel in one command (one socket
+   * write): at fan-out rates a write per delivery costs more CPU than the send. The promise
+   * settles when the mark is in Redis (a crash before that re-sends it: at least once).
    */
   markSent(id: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pendingMarks.push({ key: this.key(id), resolve, reject });
-      if (this.pendingMarks.length === 1) setImmediate(() => void this.flushMarks());
+    this.pendingMarks.push(this.key(id));
+    this.nextFlush ??= new Promise<void>((resolve, reject) => {
+      setTimeout(() => {
+        const keys = this.pendingMarks;
+        this.pendingMarks = [];
+        this.nextFlush = null;
+        this.redis
+          .eval(MARK_SENT_SCRIPT, keys.length, ...keys, String(this.sentTtlSeconds))
+          .then(() => {
+            resolve();
+          }, reject);
+      }, MARK_FLUSH_MS);
     });
-  }
-
-  private async flushMarks(): Promise<void> {
-    const marks = this.pendingMarks;
-    this.pendingMarks = [];
-    try {
-      await this.redis.eval(
-        MARK_SENT_SCRIPT,
-        marks.length,
-        ...marks.map((mark) => mark.key),
-        String(this.sentTtlSeconds),
-      );
-      for (const mark of marks) mark.resolve();
-    } catch (err) {
-      for (const mark of marks) mark.reject(err);
-    }
+    return this.nextFlush;
   }
 
   /** Hands a delivery from batch `owner` to its retry job; a no-op when it is no longer `owner`'s. */

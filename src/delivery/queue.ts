@@ -1,9 +1,10 @@
 /**
- * The delivery queue (producer side). Deliveries travel in `batch` jobs of up to BATCH_SIZE: one
- * BullMQ job, one ledger round trip and one completion for many sends, which is what lets fan-out
- * keep up with the receivers. A delivery that fails in its batch moves to a `delivery` job of its
- * own (job id = delivery id) that retries it with backoff or holds it as a dead letter. The ledger
- * (`ledger.ts`) keeps every delivery id to one sender, so re-enqueueing never sends twice.
+ * The delivery queues (producer side). Deliveries travel in `batch` jobs of up to BATCH_SIZE on
+ * the `deliveries` queue: one BullMQ job, one ledger round trip and one completion for many sends,
+ * which is what lets fan-out keep up with the receivers. A delivery that fails in its batch moves
+ * to a job of its own on `delivery-retries` (job id = delivery id) that retries it with backoff or
+ * holds it as a dead letter. The ledger (`ledger.ts`) keeps every delivery id to one sender, so
+ * re-enqueueing never sends twice.
  */
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -12,6 +13,7 @@ import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
 
 export const DELIVERIES_QUEUE = 'deliveries';
+export const RETRIES_QUEUE = 'delivery-retries';
 export const DEFAULT_ATTEMPTS = 8;
 /** Deliveries in one batch job. */
 export const BATCH_SIZE = 100;
@@ -39,12 +41,6 @@ export interface DeliveryJobData {
   deadOnArrival?: string;
 }
 
-export type DeliveryJob = Job<BatchJobData | DeliveryJobData>;
-
-export function isBatchJob(job: Pick<Job, 'name'>): boolean {
-  return job.name === BATCH_JOB;
-}
-
 export interface DeadLetter {
   id: string;
   subscription: string;
@@ -59,7 +55,10 @@ export type DeliveryState = 'sending' | 'retrying' | 'dead' | 'sent' | 'unknown'
 
 /** Enqueue deliveries, list and retry dead letters, look up one delivery's state. */
 export class DeliveryQueue {
-  readonly queue: Queue<BatchJobData | DeliveryJobData>;
+  /** Batch jobs: every delivery's first attempt. */
+  readonly batches: Queue<BatchJobData>;
+  /** One job per delivery that failed its first attempt: its retries, or its dead letter. */
+  readonly retries: Queue<DeliveryJobData>;
   readonly ledger: DeliveryLedger;
 
   constructor(
@@ -67,11 +66,13 @@ export class DeliveryQueue {
     keys: Keys,
     readonly attempts = DEFAULT_ATTEMPTS,
   ) {
-    this.queue = new Queue<BatchJobData | DeliveryJobData>(DELIVERIES_QUEUE, {
+    const options = {
       connection,
       prefix: keys.tag,
       defaultJobOptions: { removeOnFail: { age: DEAD_LETTER_RETENTION_SECONDS } },
-    });
+    };
+    this.batches = new Queue<BatchJobData>(DELIVERIES_QUEUE, options);
+    this.retries = new Queue<DeliveryJobData>(RETRIES_QUEUE, options);
     this.ledger = new DeliveryLedger(
       connection,
       keys,
@@ -99,7 +100,7 @@ export class DeliveryQueue {
         },
       });
     }
-    await this.queue.addBulk(jobs);
+    await this.batches.addBulk(jobs);
   }
 
   /**
@@ -117,7 +118,7 @@ export class DeliveryQueue {
       priorAttempts: 1,
       ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
     };
-    await this.queue.add(DELIVERY_JOB, data, {
+    await this.retries.add(DELIVERY_JOB, data, {
       jobId: notification.id,
       attempts: this.attempts,
       backoff: { type: 'custom' },
@@ -133,26 +134,25 @@ export class DeliveryQueue {
    */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     const out: DeadLetter[] = [];
+    for (const job of await this.retries.getFailed(0, limit - 1)) {
+      const { data } = job;
+      const attempts =
+        data.priorAttempts + job.attemptsMade - (data.deadOnArrival === undefined ? 0 : 1);
+      out.push(deadLetterOf(data.notification, job, attempts));
+    }
     for (let start = 0; out.length < limit; start += limit) {
-      const page = await this.queue.getFailed(start, start + limit - 1);
+      const page = await this.batches.getFailed(start, start + limit - 1);
       for (const job of page) {
-        if (isBatchJob(job)) {
-          const unsent = await this.unsentOfFailedBatch(job);
-          out.push(...unsent.map((n) => deadLetterOf(n, job, 0)));
-          continue;
-        }
-        const data = job.data as DeliveryJobData;
-        const attempts =
-          data.priorAttempts + job.attemptsMade - (data.deadOnArrival === undefined ? 0 : 1);
-        out.push(deadLetterOf(data.notification, job, attempts));
+        const unsent = await this.unsentOfFailedBatch(job);
+        out.push(...unsent.map((n) => deadLetterOf(n, job, 0)));
       }
       if (page.length < limit) break;
     }
     return out.slice(0, limit);
   }
 
-  private async unsentOfFailedBatch(job: DeliveryJob): Promise<Notification[]> {
-    const { notifications } = job.data as BatchJobData;
+  private async unsentOfFailedBatch(job: Job<BatchJobData>): Promise<Notification[]> {
+    const { notifications } = job.data;
     const owner = batchOwner(job.id ?? '');
     const entries = await this.ledger.entries(notifications.map((n) => n.id));
     // Unclaimed ones too: the batch may have failed before it claimed anything.
@@ -164,21 +164,18 @@ export class DeliveryQueue {
 
   /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
   async retryDeadLetter(id: string): Promise<boolean> {
-    const job = await this.queue.getJob(id);
-    if (job !== undefined && job.name === DELIVERY_JOB) {
+    const job = await this.retries.getJob(id);
+    if (job !== undefined) {
       if (!(await job.isFailed())) return false;
-      const data = job.data as DeliveryJobData;
-      const fresh: DeliveryJobData = { notification: data.notification, priorAttempts: 0 };
-      await (job as Job<DeliveryJobData>).updateData(fresh);
+      await job.updateData({ notification: job.data.notification, priorAttempts: 0 });
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     }
-    for (const batch of await this.queue.getFailed(0, -1)) {
-      if (!isBatchJob(batch)) continue;
+    for (const batch of await this.batches.getFailed(0, -1)) {
       const n = (await this.unsentOfFailedBatch(batch)).find((x) => x.id === id);
       if (n === undefined) continue;
       const data: DeliveryJobData = { notification: n, priorAttempts: 0 };
-      await this.queue.add(DELIVERY_JOB, data, {
+      await this.retries.add(DELIVERY_JOB, data, {
         jobId: id,
         attempts: this.attempts,
         backoff: { type: 'custom' },
@@ -201,19 +198,28 @@ export class DeliveryQueue {
       case 'unknown':
         return 'unknown';
       case 'retry_job': {
-        const job = await this.queue.getJob(id);
+        const job = await this.retries.getJob(id);
         if (job === undefined) return 'unknown';
         return (await job.isFailed()) ? 'dead' : 'retrying';
       }
     }
   }
 
+  /** Failed jobs on both queues (a batch that failed as a whole counts once). */
+  async failedJobs(): Promise<number> {
+    const [retries, batches] = await Promise.all([
+      this.retries.getFailedCount(),
+      this.batches.getFailedCount(),
+    ]);
+    return retries + batches;
+  }
+
   async close(): Promise<void> {
-    await this.queue.close();
+    await Promise.all([this.batches.close(), this.retries.close()]);
   }
 }
 
-function deadLetterOf(n: Notification, job: DeliveryJob, attempts: number): DeadLetter {
+function deadLetterOf(n: Notification, job: Job, attempts: number): DeadLetter {
   return {
     id: n.id,
     subscription: n.subscription,

@@ -6,10 +6,12 @@
  *   after the first backoff, permanent ones straight to the dead letters;
  * - a `delivery` job retries one delivery with exponential backoff and jitter (or the receiver's
  *   Retry-After) until it is sent or out of attempts, then it is a dead letter.
- * Sends in flight are capped across all jobs by one limiter (`concurrency`).
+ * Sends in flight are capped across both by one limiter (`concurrency`). Only a few batches are
+ * taken at a time (`batchConcurrency`): each already holds up to BATCH_SIZE sends, and fewer
+ * deliveries waiting in memory keep garbage collection cheap at fan-out rates.
  */
 import { EventEmitter } from 'node:events';
-import { UnrecoverableError, Worker } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
@@ -22,12 +24,14 @@ import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
 import {
   DELIVERIES_QUEUE,
-  isBatchJob,
+  RETRIES_QUEUE,
   type BatchJobData,
-  type DeliveryJob,
   type DeliveryJobData,
   type DeliveryQueue,
 } from './queue.js';
+
+/** Batch jobs taken at a time by default. */
+export const DEFAULT_BATCH_CONCURRENCY = 2;
 
 export interface DeliveryOutcome {
   notification: Notification;
@@ -53,6 +57,8 @@ export interface DeliveryWorkerOptions {
   log: Logger;
   /** Sends in flight at once, across all batches and retries (default 16). */
   concurrency?: number;
+  /** Batch jobs taken at a time (default DEFAULT_BATCH_CONCURRENCY). */
+  batchConcurrency?: number;
   /**
    * BullMQ lock duration, also used as the stalled-job check interval: how soon a delivery held
    * by a dead process is taken over (within about two of these).
@@ -69,7 +75,7 @@ function priorAttemptsOf(job: { data: unknown } | undefined): number {
 }
 
 export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
-  private worker: Worker<BatchJobData | DeliveryJobData> | null = null;
+  private workers: Worker[] = [];
   private readonly now: () => number;
   private readonly backoff: (attemptsMade: number, err: unknown) => number;
   private readonly limit: LimitFunction;
@@ -83,29 +89,38 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
 
   start(): void {
     const lockDuration = this.options.lockDurationMs ?? 30_000;
-    this.worker = new Worker<BatchJobData | DeliveryJobData>(
-      DELIVERIES_QUEUE,
-      (job) => (isBatchJob(job) ? this.processBatch(job) : this.processDelivery(job)),
-      {
-        connection: this.options.connection,
-        prefix: this.options.keys.tag,
-        // Jobs waiting for the send limiter are cheap; the limiter caps the sends.
-        concurrency: this.limit.concurrency,
-        lockDuration,
-        // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
-        stalledInterval: lockDuration,
-        settings: {
-          backoffStrategy: (attemptsMade, _type, err, job) =>
-            this.backoff(priorAttemptsOf(job) + attemptsMade, err),
-        },
-      },
-    );
-    this.worker.on('error', (err) => {
-      this.options.log.error(
-        { event: 'worker:error', queue: DELIVERIES_QUEUE, err: toError(err).message },
-        'delivery worker error',
-      );
+    const common = {
+      connection: this.options.connection,
+      prefix: this.options.keys.tag,
+      lockDuration,
+      // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
+      stalledInterval: lockDuration,
+    };
+    const batches = new Worker<BatchJobData>(DELIVERIES_QUEUE, (job) => this.processBatch(job), {
+      ...common,
+      concurrency: this.options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
     });
+    const retries = new Worker<DeliveryJobData>(RETRIES_QUEUE, (job) => this.processDelivery(job), {
+      ...common,
+      // A retry job waiting for the send limiter is cheap; the limiter caps the sends.
+      concurrency: this.limit.concurrency,
+      settings: {
+        backoffStrategy: (attemptsMade, _type, err, job) =>
+          this.backoff(priorAttemptsOf(job) + attemptsMade, err),
+      },
+    });
+    for (const [queue, worker] of [
+      [DELIVERIES_QUEUE, batches],
+      [RETRIES_QUEUE, retries],
+    ] as const) {
+      worker.on('error', (err) => {
+        this.options.log.error(
+          { event: 'worker:error', queue, err: toError(err).message },
+          'delivery worker error',
+        );
+      });
+    }
+    this.workers = [batches, retries];
   }
 
   private report(
@@ -124,6 +139,19 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       latencyMs: Math.max(0, this.now() - n.createdAt),
       error: error?.message ?? null,
     };
+    const { log } = this.options;
+    const level = outcome === 'sent' ? 'info' : outcome === 'retry' ? 'warn' : 'error';
+    // Skip building the line when nobody reads it (at fan-out rates it is real CPU).
+    if (log.isLevelEnabled(level)) this.log(level, result, error);
+    this.emit('delivery', result);
+  }
+
+  private log(
+    level: 'info' | 'warn' | 'error',
+    result: DeliveryOutcome,
+    error: DeliveryError | null,
+  ): void {
+    const { notification: n, channelType, outcome, attempt } = result;
     const fields = {
       event: `delivery:${outcome}`,
       deliveryId: n.id,
@@ -139,11 +167,9 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         ? {}
         : { reason: error.reason, httpStatus: error.httpStatus, err: error.message }),
     };
-    if (outcome === 'sent') this.options.log.info(fields, `delivered ${n.id}`);
-    else if (outcome === 'retry')
-      this.options.log.warn(fields, `delivery ${n.id} failed, will retry`);
+    if (level === 'info') this.options.log.info(fields, `delivered ${n.id}`);
+    else if (level === 'warn') this.options.log.warn(fields, `delivery ${n.id} failed, will retry`);
     else this.options.log.error(fields, `delivery ${n.id} failed for good: dead letter`);
-    this.emit('delivery', result);
   }
 
   /** The channel's send, through the limiter; the failure classified, or null when sent. */
@@ -164,8 +190,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     });
   }
 
-  private async processBatch(job: DeliveryJob): Promise<void> {
-    const { notifications } = job.data as BatchJobData;
+  private async processBatch(job: Job<BatchJobData>): Promise<void> {
+    const { notifications } = job.data;
     const jobId = job.id ?? '';
     const { ledger } = this.options.deliveries;
     const mine = await ledger.claim(
@@ -211,8 +237,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   }
 
   /** A delivery's own job: attempts after the first, or the record of a dead letter. */
-  private async processDelivery(job: DeliveryJob): Promise<void> {
-    const data = job.data as DeliveryJobData;
+  private async processDelivery(job: Job<DeliveryJobData>): Promise<void> {
+    const { data } = job;
     const n = data.notification;
     // Already reported when the batch's attempt failed for good: only record the dead letter.
     if (data.deadOnArrival !== undefined) throw new UnrecoverableError(data.deadOnArrival);
@@ -241,7 +267,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
 
   /** Stops taking deliveries and waits for in-flight sends. */
   async stop(): Promise<void> {
-    if (this.worker !== null) await this.worker.close();
-    this.worker = null;
+    const workers = this.workers;
+    this.workers = [];
+    await Promise.all(workers.map((w) => w.close()));
   }
 }

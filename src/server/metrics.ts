@@ -79,7 +79,7 @@ export function createMetrics() {
     }),
     deadLetters: new Gauge({
       name: 'statuswatch_dead_letters',
-      help: 'Deliveries in the dead-letter set (failed for good), sampled at scrape time',
+      help: 'Failed delivery jobs (dead letters; a batch that failed as a whole counts once), sampled at scrape time',
       registers: [registry],
     }),
     configReloads: new Counter({

@@ -2,7 +2,7 @@
  * The webhook notifier: a signed Standard Webhooks POST with undici, the response classified.
  * The receiver URL and the secret never appear in an error (they are scrubbed from the chain).
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { StatuswatchError, toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { headerSecrets, scrubDeliveryError, urlSecrets } from '../secrets.js';
@@ -47,6 +47,10 @@ export function createWebhookNotifier(
       bodyTimeout: timeoutMs,
     });
   const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  // Parsed once: undici's top-level request() would parse the URL again on every send.
+  const target = new URL(config.url);
+  const origin = target.origin;
+  const path = `${target.pathname}${target.search}`;
   const now = deps.now ?? Date.now;
   const secrets = [
     ...urlSecrets(config.url),
@@ -60,11 +64,12 @@ export function createWebhookNotifier(
     const { body, headers } = renderWebhookRequest(notification, key, now(), config.headers);
     let failure: DeliveryError | null;
     try {
-      const response = await request(config.url, {
+      const response = await dispatcher.request({
+        origin,
+        path,
         method: 'POST',
         headers,
         body,
-        dispatcher,
         ...timeouts,
       });
       // Read nothing from the receiver but its status and Retry-After; drain the body for keep-alive.

@@ -49,9 +49,28 @@ export type WebhookPayload =
   | { type: 'batch' | 'reminder' | 'catchup'; timestamp: string; data: WebhookBatchData }
   | { type: 'digest'; timestamp: string; data: WebhookDigestData };
 
-function isoOf(ms: number): string {
+function isoFormat(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
 }
+
+/**
+ * ISO 8601 of `ms`, remembering the last one: a fan-out renders many notifications that share
+ * their creation and observation times, and formatting a Date is a visible part of a render.
+ */
+function lastIso(): (ms: number) => string {
+  let lastMs = Number.NaN;
+  let last = '';
+  return (ms) => {
+    if (ms !== lastMs) {
+      last = isoFormat(ms);
+      lastMs = ms;
+    }
+    return last;
+  };
+}
+
+const createdIso = lastIso();
+const observedIso = lastIso();
 
 export function webhookEventData(transition: Transition, subscription: string): WebhookEventData {
   return {
@@ -67,7 +86,7 @@ export function webhookEventData(transition: Transition, subscription: string): 
     previous: transition.previous,
     current: transition.current,
     incident: transition.incident,
-    observedAt: isoOf(transition.observedAt),
+    observedAt: observedIso(transition.observedAt),
   };
 }
 
@@ -88,7 +107,7 @@ function batchData(type: ListType, notification: Notification): WebhookBatchData
  * a batch, reminder, catch-up or digest (`data.events`, plus `data.summary` for a digest).
  */
 export function webhookPayload(notification: Notification): WebhookPayload {
-  const timestamp = isoOf(notification.createdAt);
+  const timestamp = createdIso(notification.createdAt);
   const first = notification.transitions[0];
   switch (notification.type) {
     case 'event':
