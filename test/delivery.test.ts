@@ -1,4 +1,7 @@
+import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+import { batchOwner } from '../src/delivery/ledger.js';
+import { DELIVERIES_QUEUE, type BatchJobData } from '../src/delivery/queue.js';
 import type { Notification } from '../src/notify/types.js';
 import {
   deliveryHarness,
@@ -355,7 +358,7 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     expect(b.outcomes.length).toBeGreaterThan(0);
   });
 
-  it('a batch job that failed as a whole: its unsent deliveries are dead letters, and retrying one delivers it', async () => {
+  it('a batch failing on its last attempt hands its unsent deliveries over as dead letters; retrying one delivers it', async () => {
     h = await deliveryHarness();
     const rx = await receiver(() => ({ status: 200 }));
     const registry = h.registry({ hook: webhookChannel(rx.url) });
@@ -374,10 +377,15 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     });
     expect(letters.map((l) => [l.id, l.attempts, l.failedReason]).sort()).toEqual(
       [
-        [first!.id, 0, 'registry unavailable'],
-        [second!.id, 0, 'registry unavailable'],
+        [first!.id, 1, 'delivery batch failed: registry unavailable'],
+        [second!.id, 1, 'delivery batch failed: registry unavailable'],
       ].sort(),
     );
+    expect(w.outcomes.map((o) => [o.outcome, o.reason]).sort()).toEqual([
+      ['dead', 'internal'],
+      ['dead', 'internal'],
+    ]);
+    expect(await h.queue.state(first!.id)).toBe('dead');
     expect(rx.received).toHaveLength(0);
 
     broken = false;
@@ -393,5 +401,116 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     await h.queue.enqueue([sentinel]);
     await w.waitForOutcome((o) => o.notification.id === sentinel.id);
     expect(rx.received.map(webhookIdOf)).toEqual([first!.id, sentinel.id]);
+  });
+
+  it('a batch that failed without handing over (its worker gone): claimed and unclaimed deliveries are listed, sent ones not; retry delivers', async () => {
+    h = await deliveryHarness();
+    const rx = await receiver(() => ({ status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const [claimed, sent, untouched] = many(3, 'orphan');
+    // A bare BullMQ worker stands in for a process that claimed, sent one and died for good.
+    const dying = new Worker<BatchJobData>(
+      DELIVERIES_QUEUE,
+      async (job) => {
+        await h!.queue.ledger.claim([claimed!.id, sent!.id], batchOwner(job.id ?? ''));
+        await h!.queue.ledger.markSent(sent!.id);
+        throw new Error('worker lost');
+      },
+      { connection: h.tr.redis, prefix: h.tr.keys.tag },
+    );
+    const job = await h.queue.batches.add(
+      'batch',
+      { notifications: [claimed!, sent!, untouched!] },
+      { attempts: 1 },
+    );
+    await waitFor(async () => (await job.isFailed()) || undefined, { what: 'the batch failed' });
+    await dying.close();
+
+    const letters = await h.queue.deadLetters();
+    expect(letters.map((l) => [l.id, l.failedReason]).sort()).toEqual(
+      [
+        [claimed!.id, 'worker lost'],
+        [untouched!.id, 'worker lost'],
+      ].sort(),
+    );
+    expect(await h.queue.retryDeadLetter(sent!.id)).toBe(false);
+
+    const w = h.startWorker(() => registry, fast);
+    expect(await h.queue.retryDeadLetter(claimed!.id)).toBe(true);
+    expect(await h.queue.retryDeadLetter(claimed!.id)).toBe(false);
+    await w.waitForOutcome((o) => o.notification.id === claimed!.id && o.outcome === 'sent');
+    expect(rx.received.map(webhookIdOf)).toEqual([claimed!.id]);
+    expect((await h.queue.deadLetters()).map((l) => l.id)).toEqual([untouched!.id]);
+  });
+
+  it('a batch re-run finds a hand-off whose retry job was never added, and adds it: delivered once', async () => {
+    h = await deliveryHarness();
+    const [handed, plain] = many(2, 'repair');
+    // `plain` fails once more on the re-run (so it takes the normal retry path beside the repair).
+    let plainCalls = 0;
+    const rx = await receiver((req) =>
+      webhookIdOf(req) === plain!.id && ++plainCalls === 1 ? { status: 503 } : { status: 200 },
+    );
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    // First attempt: claims both, hands `handed` off, then dies before adding its retry job.
+    const crashing = new Worker<BatchJobData>(
+      DELIVERIES_QUEUE,
+      async (job) => {
+        const owner = batchOwner(job.id ?? '');
+        await h!.queue.ledger.claim([handed!.id, plain!.id], owner);
+        await h!.queue.ledger.handOff(handed!.id, owner);
+        throw new Error('crashed between hand-off and job');
+      },
+      { connection: h.tr.redis, prefix: h.tr.keys.tag, autorun: false },
+    );
+    const job = await h.queue.batches.add(
+      'batch',
+      { notifications: [handed!, plain!] },
+      { attempts: 3, backoff: { type: 'fixed', delay: 200 } },
+    );
+    const run = crashing.run();
+    await waitFor(async () => ((await job.getState()) === 'delayed' ? true : undefined), {
+      what: 'the first attempt failed',
+    });
+    await crashing.close();
+    await run;
+
+    const w = h.startWorker(() => registry, fast);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome === 'sent').length === 2, {
+      timeoutMs: 15_000,
+      what: 'both delivered',
+    });
+
+    expect(rx.received.map(webhookIdOf).sort()).toEqual([handed!.id, plain!.id, plain!.id].sort());
+    expect(await h.queue.state(handed!.id)).toBe('sent');
+    expect(await h.queue.state(plain!.id)).toBe('sent');
+  });
+
+  it('an old dead letter with the same id makes way when the delivery fails again after its marks expired', async () => {
+    h = await deliveryHarness(2);
+    // 500, 500 (dead), then 500 once more and 200 on the second life.
+    let failures = 3;
+    const rx = await receiver(() => (failures-- > 0 ? { status: 500 } : { status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const w = h.startWorker(() => registry, fast);
+    const n = delivery('expired');
+
+    await h.queue.enqueue([n]);
+    await w.waitForOutcome((o) => o.outcome === 'dead');
+    expect(await h.queue.state(n.id)).toBe('dead');
+    // Weeks later its ledger entry is gone while the old dead letter is still kept.
+    await h.tr.redis.del(h.tr.keys.key('delivery', n.id));
+    await h.queue.enqueue([n]);
+    await w.waitForOutcome((o) => o.outcome === 'sent');
+
+    expect(w.outcomes.map((o) => [o.outcome, o.attempt])).toEqual([
+      ['retry', 1],
+      ['dead', 2],
+      ['retry', 1],
+      ['sent', 2],
+    ]);
+    expect(rx.received.map(webhookIdOf)).toEqual([n.id, n.id, n.id, n.id]);
+    expect(await h.queue.deadLetters()).toEqual([]);
+    expect(await h.queue.state(n.id)).toBe('sent');
   });
 });

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { webhookChannelConfigSchema } from '../src/notify/webhook/config.js';
@@ -241,5 +243,47 @@ describe('webhook notifier against a local receiver', () => {
     const error = await failure(notifier.send(notification([transition()])));
     expect(error).toMatchObject({ retryable: true, reason: 'timeout' });
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('a 200 whose body dribbles for ever is a success within timeoutMs, not a held slot', async () => {
+    let requests = 0;
+    const server = createServer((req, res) => {
+      requests += 1;
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        // One byte every 100 ms: never idle for bodyTimeout, never done.
+        const drip = setInterval(() => res.write('.'), 100);
+        res.on('close', () => {
+          clearInterval(drip);
+        });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    });
+    const { port } = server.address() as AddressInfo;
+    const notifier = createWebhookNotifier(
+      webhookChannelConfigSchema.parse({
+        type: 'webhook',
+        url: `http://127.0.0.1:${String(port)}/hook`,
+        secret: SECRET,
+        timeoutMs: 400,
+      }),
+    );
+    cleanups.push(() => notifier.close());
+
+    const started = Date.now();
+    await notifier.send(notification([transition()]));
+
+    expect(requests).toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 });

@@ -18,16 +18,28 @@ export type LedgerEntry =
   | { state: 'sent' }
   | { state: 'unknown' };
 
-/** Claims every unclaimed key for ARGV[1]; 1 = this owner holds it (new, or its own earlier claim). */
+/** What a claim found for one delivery id. */
+export type Claim =
+  /** Claimed now: send it. */
+  | 'new'
+  /** Already this owner's (a re-run of the batch): not marked sent, so send it (again). */
+  | 'mine'
+  /** Handed to its retry job (by this batch or another). */
+  | 'handed'
+  /** Sent, or held by another batch. */
+  | 'other';
+
+const CLAIMS: readonly Claim[] = ['other', 'new', 'mine', 'handed'];
+
+/** Claims every unclaimed key for ARGV[1]: 1 new, 2 already ARGV[1]'s, 3 handed to a retry job, 0 other. */
 const CLAIM_SCRIPT = `
 local out = {}
 for i, key in ipairs(KEYS) do
   if redis.call('SET', key, ARGV[1], 'NX', 'EX', ARGV[2]) then
     out[i] = 1
-  elseif redis.call('GET', key) == ARGV[1] then
-    out[i] = 1
   else
-    out[i] = 0
+    local v = redis.call('GET', key)
+    if v == ARGV[1] then out[i] = 2 elseif v == 'j' then out[i] = 3 else out[i] = 0 end
   end
 end
 return out
@@ -41,10 +53,11 @@ end
 return #KEYS
 `;
 
-/** Sets KEYS[1] to ARGV[2] only while ARGV[1] holds it (a retry job may already have sent it). */
+/** Sets KEYS[1] to 'j' while ARGV[1] holds it or nobody does; 1 when it did. */
 const HAND_OFF_SCRIPT = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+local v = redis.call('GET', KEYS[1])
+if v == false or v == ARGV[1] then
+  redis.call('SET', KEYS[1], 'j', 'EX', ARGV[2])
   return 1
 end
 return 0
@@ -76,8 +89,8 @@ export class DeliveryLedger {
     return this.keys.key('delivery', id);
   }
 
-  /** One round trip: which of `ids` `owner` may send (true) and which someone else holds (false). */
-  async claim(ids: readonly string[], owner: string): Promise<boolean[]> {
+  /** One round trip: what `owner` may do with each of `ids`. */
+  async claim(ids: readonly string[], owner: string): Promise<Claim[]> {
     if (ids.length === 0) return [];
     const reply = (await this.redis.eval(
       CLAIM_SCRIPT,
@@ -86,7 +99,7 @@ export class DeliveryLedger {
       owner,
       String(this.sentTtlSeconds),
     )) as number[];
-    return ids.map((_, i) => reply[i] === 1);
+    return ids.map((_, i) => CLAIMS[reply[i] ?? 0] ?? 'other');
   }
 
   /**
@@ -111,20 +124,23 @@ export class DeliveryLedger {
     return this.nextFlush;
   }
 
-  /** Hands a delivery from batch `owner` to its retry job; a no-op when it is no longer `owner`'s. */
-  async handOff(id: string, owner: string): Promise<void> {
-    await this.redis.eval(
+  /**
+   * Hands a delivery to its retry job: true when `owner` held it (or nobody did), false when it
+   * is someone else's now (sent, or held by another batch) and must be left alone.
+   */
+  async handOff(id: string, owner: string): Promise<boolean> {
+    const took = await this.redis.eval(
       HAND_OFF_SCRIPT,
       1,
       this.key(id),
       owner,
-      'j',
       String(this.retryTtlSeconds),
     );
+    return took === 1;
   }
 
-  /** Marks a delivery as its retry job's (a dead letter of a failed batch being retried). */
-  async assignToRetryJob(id: string): Promise<void> {
+  /** Keeps a retry job's hand-off as long as its dead letter (a dead letter, or one retried). */
+  async renewHandOff(id: string): Promise<void> {
     await this.redis.set(this.key(id), 'j', 'EX', this.retryTtlSeconds);
   }
 

@@ -21,6 +21,11 @@ export const BATCH_SIZE = 100;
 export const DELIVERY_RETENTION_SECONDS = 7 * 24 * 3600;
 /** Dead letters (failed deliveries) are kept this long for listing and retry. */
 export const DEAD_LETTER_RETENTION_SECONDS = 30 * 24 * 3600;
+/**
+ * A failed batch's never-claimed deliveries are listed as dead letters only this long after it
+ * failed: later, a missing ledger entry may be an expired sent mark.
+ */
+const UNCLAIMED_TRUST_SECONDS = DELIVERY_RETENTION_SECONDS - 24 * 3600;
 /** A hand-off to a retry job is remembered a day longer than the dead letter it may become. */
 const HAND_OFF_RETENTION_SECONDS = DEAD_LETTER_RETENTION_SECONDS + 24 * 3600;
 /** Attempts of a batch job itself: it fails only when Redis does (each send's failure is its own). */
@@ -105,60 +110,87 @@ export class DeliveryQueue {
 
   /**
    * Hands a delivery that failed in its batch to a retry job of its own (job id = delivery id).
-   * `deadOnArrival` records a permanent failure: the job goes straight to the dead letters.
+   * `deadOnArrival` records a permanent failure: the job goes straight to the dead letters. The
+   * ledger moves first (only from the batch's own claim, or from nobody): if adding the job then
+   * fails, a re-run of the batch finds the hand-off without a job and adds it (`repairRetryJob`).
+   * False when the delivery is someone else's by now (nothing added).
    */
   async addRetryJob(
     notification: Notification,
     batchJobId: string,
     delayMs: number,
     deadOnArrival?: string,
-  ): Promise<void> {
-    const data: DeliveryJobData = {
-      notification,
-      priorAttempts: 1,
-      ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
-    };
+  ): Promise<boolean> {
+    if (!(await this.ledger.handOff(notification.id, batchOwner(batchJobId)))) return false;
+    await this.putRetryJob(
+      {
+        notification,
+        priorAttempts: 1,
+        ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
+      },
+      delayMs,
+    );
+    return true;
+  }
+
+  /** Adds the retry job of a handed-off delivery when it has none (a batch re-run after a crash). */
+  async repairRetryJob(notification: Notification): Promise<void> {
+    if ((await this.retries.getJob(notification.id)) !== undefined) return;
+    if ((await this.ledger.entry(notification.id)).state !== 'retry_job') return;
+    await this.putRetryJob({ notification, priorAttempts: 1 }, 0);
+  }
+
+  /** Adds a retry job; an old dead letter with the same id (kept 30 days) makes way for it. */
+  private async putRetryJob(data: DeliveryJobData, delayMs: number): Promise<void> {
+    const old = await this.retries.getJob(data.notification.id);
+    if (old !== undefined && (await old.isFailed())) await old.remove();
     await this.retries.add(DELIVERY_JOB, data, {
-      jobId: notification.id,
+      jobId: data.notification.id,
       attempts: this.attempts,
       backoff: { type: 'custom' },
       delay: Math.max(0, delayMs),
       removeOnComplete: true,
     });
-    await this.ledger.handOff(notification.id, batchOwner(batchJobId));
   }
 
   /**
-   * Dead letters, newest first: failed delivery jobs, and the unsent deliveries of a batch job
-   * that failed as a whole (Redis trouble, or its worker died more often than allowed).
+   * Dead letters: failed delivery jobs, then the unsent deliveries of batch jobs that failed as a
+   * whole and could not hand them over (Redis trouble, or a worker that died more often than
+   * allowed). Each id once.
    */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
-    const out: DeadLetter[] = [];
+    const out = new Map<string, DeadLetter>();
     for (const job of await this.retries.getFailed(0, limit - 1)) {
       const { data } = job;
       const attempts =
         data.priorAttempts + job.attemptsMade - (data.deadOnArrival === undefined ? 0 : 1);
-      out.push(deadLetterOf(data.notification, job, attempts));
+      out.set(data.notification.id, deadLetterOf(data.notification, job, attempts));
     }
-    for (let start = 0; out.length < limit; start += limit) {
+    for (let start = 0; out.size < limit; start += limit) {
       const page = await this.batches.getFailed(start, start + limit - 1);
       for (const job of page) {
-        const unsent = await this.unsentOfFailedBatch(job);
-        out.push(...unsent.map((n) => deadLetterOf(n, job, 0)));
+        for (const n of await this.unsentOfFailedBatch(job)) {
+          if (!out.has(n.id)) out.set(n.id, deadLetterOf(n, job, 0));
+        }
       }
       if (page.length < limit) break;
     }
-    return out.slice(0, limit);
+    return [...out.values()].slice(0, limit);
   }
 
+  /**
+   * The deliveries a failed batch still holds: claimed by it, or never claimed by anyone while
+   * that can still be told apart from a sent mark that expired (UNCLAIMED_TRUST_SECONDS).
+   */
   private async unsentOfFailedBatch(job: Job<BatchJobData>): Promise<Notification[]> {
     const { notifications } = job.data;
     const owner = batchOwner(job.id ?? '');
     const entries = await this.ledger.entries(notifications.map((n) => n.id));
-    // Unclaimed ones too: the batch may have failed before it claimed anything.
+    const recent = Date.now() - (job.finishedOn ?? 0) < UNCLAIMED_TRUST_SECONDS * 1000;
     return notifications.filter((_, i) => {
       const entry = entries[i];
-      return entry?.state === 'unknown' || (entry?.state === 'claimed' && entry.owner === owner);
+      if (entry?.state === 'claimed') return entry.owner === owner;
+      return entry?.state === 'unknown' && recent;
     });
   }
 
@@ -168,20 +200,16 @@ export class DeliveryQueue {
     if (job !== undefined) {
       if (!(await job.isFailed())) return false;
       await job.updateData({ notification: job.data.notification, priorAttempts: 0 });
+      await this.ledger.renewHandOff(id);
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     }
     for (const batch of await this.batches.getFailed(0, -1)) {
       const n = (await this.unsentOfFailedBatch(batch)).find((x) => x.id === id);
       if (n === undefined) continue;
-      const data: DeliveryJobData = { notification: n, priorAttempts: 0 };
-      await this.retries.add(DELIVERY_JOB, data, {
-        jobId: id,
-        attempts: this.attempts,
-        backoff: { type: 'custom' },
-        removeOnComplete: true,
-      });
-      await this.ledger.assignToRetryJob(id);
+      // Only while the failed batch (or nobody) still holds it: never beside another sender.
+      if (!(await this.ledger.handOff(id, batchOwner(batch.id ?? '')))) return false;
+      await this.putRetryJob({ notification: n, priorAttempts: 0 }, 0);
       return true;
     }
     return false;

@@ -182,6 +182,15 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     }
   }
 
+  /** For reports only: a registry that fails here must not stop a hand-over. */
+  private channelTypeOf(name: string): string {
+    try {
+      return this.options.channels().get(name)?.type ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  }
+
   private missingChannel(n: Notification): DeliveryError {
     return new DeliveryError({
       message: `channel "${n.channel}" is not configured (any more)`,
@@ -191,16 +200,39 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   }
 
   private async processBatch(job: Job<BatchJobData>): Promise<void> {
+    try {
+      await this.sendBatch(job);
+    } catch (raw) {
+      const err = toError(raw);
+      // The last attempt: hand what is still unsent to dead-letter jobs of their own, so nothing
+      // waits on a failed batch. (If Redis refuses that too, deadLetters() lists them from it.)
+      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+        await this.handOverUnsent(job, err).catch((e: unknown) => {
+          this.options.log.error(
+            { event: 'delivery:batch_failed', batchJobId: job.id, err: toError(e).message },
+            'a failed delivery batch could not hand over its deliveries: see the dead letters',
+          );
+        });
+      }
+      throw err;
+    }
+  }
+
+  private async sendBatch(job: Job<BatchJobData>): Promise<void> {
     const { notifications } = job.data;
     const jobId = job.id ?? '';
-    const { ledger } = this.options.deliveries;
-    const mine = await ledger.claim(
+    const { deliveries } = this.options;
+    const claims = await deliveries.ledger.claim(
       notifications.map((n) => n.id),
       batchOwner(jobId),
     );
+    const rerun = job.attemptsStarted > 1;
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
-        if (mine[i] === true) return this.sendFromBatch(n, jobId);
+        const claim = claims[i];
+        if (claim === 'new' || claim === 'mine') return this.sendFromBatch(n, jobId);
+        // A re-run after a crash between a hand-off and its job: add the missing job.
+        if (claim === 'handed' && rerun) return deliveries.repairRetryJob(n);
         this.options.log.debug(
           { event: 'delivery:duplicate', deliveryId: n.id },
           `delivery ${n.id} is already sent or in hand: skipped`,
@@ -213,27 +245,48 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     if (failed !== undefined) throw toError(failed.reason);
   }
 
+  /** The deliveries a failing batch still holds (or never claimed) become dead letters. */
+  private async handOverUnsent(job: Job<BatchJobData>, cause: Error): Promise<void> {
+    const { notifications } = job.data;
+    const jobId = job.id ?? '';
+    const { deliveries } = this.options;
+    const owner = batchOwner(jobId);
+    const entries = await deliveries.ledger.entries(notifications.map((n) => n.id));
+    const err = new DeliveryError({
+      message: `delivery batch failed: ${cause.message}`,
+      retryable: false,
+      reason: 'internal',
+    });
+    for (const [i, n] of notifications.entries()) {
+      const entry = entries[i];
+      const held =
+        entry?.state === 'unknown' || (entry?.state === 'claimed' && entry.owner === owner);
+      if (held && (await deliveries.addRetryJob(n, jobId, 0, err.message)))
+        this.report(n, this.channelTypeOf(n.channel), 'dead', 1, err);
+    }
+  }
+
   /** Attempt 1 of a delivery, inside its batch. Rejects only when Redis does. */
   private async sendFromBatch(n: Notification, jobId: string): Promise<void> {
     const { deliveries } = this.options;
     const channel = this.options.channels().get(n.channel);
-    if (channel === undefined) {
-      const err = this.missingChannel(n);
-      await deliveries.addRetryJob(n, jobId, 0, err.message);
-      this.report(n, 'unknown', 'dead', 1, err);
-      return;
-    }
-    const err = await this.send(n, channel);
+    const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
+    const channelType = channel?.type ?? 'unknown';
     if (err === null) {
       await deliveries.ledger.markSent(n.id);
-      this.report(n, channel.type, 'sent', 1, null);
-    } else if (!err.retryable || deliveries.attempts <= 1) {
-      await deliveries.addRetryJob(n, jobId, 0, err.message);
-      this.report(n, channel.type, 'dead', 1, err);
-    } else {
-      await deliveries.addRetryJob(n, jobId, this.backoff(1, err));
-      this.report(n, channel.type, 'retry', 1, err);
+      this.report(n, channelType, 'sent', 1, null);
+      return;
     }
+    const dead = !err.retryable || deliveries.attempts <= 1;
+    const handed = dead
+      ? await deliveries.addRetryJob(n, jobId, 0, err.message)
+      : await deliveries.addRetryJob(n, jobId, this.backoff(1, err));
+    if (handed) this.report(n, channelType, dead ? 'dead' : 'retry', 1, err);
+    else
+      this.options.log.warn(
+        { event: 'delivery:duplicate', deliveryId: n.id },
+        `delivery ${n.id} failed here but is someone else's by now: left to them`,
+      );
   }
 
   /** A delivery's own job: attempts after the first, or the record of a dead letter. */
@@ -258,6 +311,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       return;
     }
     if (!err.retryable || attempt >= (job.opts.attempts ?? 1)) {
+      // Its hand-off mark lives as long as the dead letter from now on.
+      await ledger.renewHandOff(n.id);
       this.report(n, channel.type, 'dead', attempt, err);
       throw new UnrecoverableError(err.message);
     }

@@ -29,7 +29,15 @@ export interface Notification {
 }
 
 export type FailureReason =
-  'client' | 'server' | 'rate_limited' | 'auth' | 'timeout' | 'network' | 'config';
+  | 'client'
+  | 'server'
+  | 'rate_limited'
+  | 'auth'
+  | 'timeout'
+  | 'network'
+  | 'config'
+  /** statuswatch's own trouble (its Redis), not the receiver's. */
+  | 'internal';
 
 /**
  * The one error a notifier throws. `retryable` decides retry vs dead letter; `reason` becomes a

@@ -72,8 +72,20 @@ export function createWebhookNotifier(
         body,
         ...timeouts,
       });
-      // Read nothing from the receiver but its status and Retry-After; drain the body for keep-alive.
-      await response.body.dump();
+      // Read nothing from the receiver but its status and Retry-After; drain the body for
+      // keep-alive. headersTimeout/bodyTimeout are idle timeouts, so a receiver dribbling its
+      // body could hold a send slot for ever: the drain gets timeoutMs in all, then the
+      // connection is dropped. The status has answered already; the body cannot change it.
+      const drainDeadline = setTimeout(() => {
+        response.body.destroy();
+      }, timeoutMs);
+      try {
+        await response.body.dump();
+      } catch {
+        // dropped, or the receiver closed mid-body: the status stands
+      } finally {
+        clearTimeout(drainDeadline);
+      }
       failure = classifyHttpStatus(response.statusCode, response.headers['retry-after'], now());
     } catch (caught) {
       failure = classifyError(toError(caught));
