@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: measures the performance targets of DESIGN.md section 6 and prints tables.
  *
- *   node dist/bench/index.js [--only cycle|fanout|latency[,...]]
+ *   node dist/bench/index.js [--only cycle|fanout|latency|memory[,...]]
  *
  * Every figure comes with a ratio against a baseline measured in the same run (the machine is
  * shared and noisy). A missed target prints FAIL but does not change the exit code; only a
@@ -30,6 +30,7 @@ const RUNNERS: Record<SectionName, () => Promise<Runner>> = {
   },
   fanout: async () => (await import('./fanout.js')).runFanoutBench,
   latency: async () => (await import('./latency.js')).runLatencyBench,
+  memory: async () => (await import('./memory.js')).runMemoryBench,
 };
 
 async function main(): Promise<number> {

@@ -35,7 +35,7 @@ describe('median and percentile', () => {
 
 describe('parseSections', () => {
   it('defaults to every section', () => {
-    expect(parseSections([])).toEqual(['cycle', 'fanout', 'latency']);
+    expect(parseSections([])).toEqual(['cycle', 'fanout', 'latency', 'memory']);
   });
 
   it('accepts --only lists in both spellings, deduplicated, in the given order', () => {
