@@ -16,6 +16,7 @@ import type { CycleReport } from '../pipeline/cycle.js';
 import { SIM_SEED } from './child-protocol.js';
 import {
   REDIS_URL,
+  benchConfigYaml,
   fmt,
   median,
   percentile,
@@ -29,31 +30,7 @@ export const LATENCY_SAMPLES = 20;
 export const POLL_INTERVAL_MS = 2_000;
 const SIM_SERVICES = 2_000;
 
-const CONFIG_YAML = `
-upstream:
-  baseUrl: \${SIM_URL}
-  requestsPerMinute: 600
-redis:
-  url: \${REDIS_URL}
-  prefix: \${PREFIX}
-poll:
-  status: 2s
-  incidents: 2s
-rules:
-  statusConfirmations: 1
-server:
-  port: 0
-channels:
-  sink:
-    type: webhook
-    url: \${SINK_URL}
-    secret: \${SINK_SECRET}
-subscriptions:
-  - name: bench
-    services: ['*']
-    events: [incident.opened]
-    channels: [sink]
-`;
+const CONFIG_YAML = benchConfigYaml(['incident.opened'], 1);
 
 /** A webhook sink that resolves a waiter when the webhook about an incident id arrives. */
 class Sink {

@@ -17,6 +17,7 @@ import { startChild, type ChildHandle } from './child-protocol.js';
 import { BenchError } from './errors.js';
 import {
   REDIS_URL,
+  benchConfigYaml,
   fmt,
   scenarioPrefix,
   sleep,
@@ -31,29 +32,7 @@ const BASELINE_CYCLES = 3;
 const CHANGE_CYCLES = 8;
 const SAMPLE_MS = 200;
 
-const CONFIG_YAML = `
-upstream:
-  baseUrl: \${SIM_URL}
-  requestsPerMinute: 600
-redis:
-  url: \${REDIS_URL}
-  prefix: \${PREFIX}
-poll:
-  status: 2s
-  incidents: 2s
-server:
-  port: 0
-channels:
-  sink:
-    type: webhook
-    url: \${SINK_URL}
-    secret: \${SINK_SECRET}
-subscriptions:
-  - name: bench
-    services: ['*']
-    events: [incident.opened, incident.resolved, status.changed]
-    channels: [sink]
-`;
+const CONFIG_YAML = benchConfigYaml(['incident.opened', 'incident.resolved', 'status.changed']);
 
 const execFileAsync = promisify(execFile);
 

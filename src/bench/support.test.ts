@@ -1,10 +1,18 @@
+import { parseConfig } from '../config/load.js';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createRedis } from '../redis.js';
 import { parseSections } from './args.js';
 import { parseChildReply, parseChildRequest } from './child-protocol.js';
 import { BenchError } from './errors.js';
-import { ClientCommandCounter, REDIS_URL, median, percentile, ratio } from './support.js';
+import {
+  ClientCommandCounter,
+  REDIS_URL,
+  benchConfigYaml,
+  median,
+  percentile,
+  ratio,
+} from './support.js';
 
 describe('median and percentile', () => {
   it.each([
@@ -100,5 +108,35 @@ describe('ClientCommandCounter (real Redis)', () => {
       await redis.del(key);
       await redis.quit();
     }
+  });
+});
+
+describe('benchConfigYaml', () => {
+  const env = {
+    SIM_URL: 'http://127.0.0.1:1',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    PREFIX: 'swbench-test',
+    SINK_URL: 'http://127.0.0.1:2/hook',
+    SINK_SECRET: `whsec_${Buffer.alloc(32, 1).toString('base64')}`,
+  };
+
+  it('is a valid daemon config with the events and confirmations asked for', () => {
+    const config = parseConfig(
+      benchConfigYaml(['incident.opened', 'status.changed'], 1),
+      env,
+      'bench',
+    );
+    expect(config.subscriptions.map((s) => [s.name, s.events, s.channels])).toEqual([
+      ['bench', ['incident.opened', 'status.changed'], ['sink']],
+    ]);
+    expect(config.rules.statusConfirmations).toBe(1);
+    expect(config.channels.sink).toMatchObject({ type: 'webhook', url: env.SINK_URL });
+  });
+
+  it('leaves the confirmations at their default when not asked', () => {
+    const asked = parseConfig(benchConfigYaml(['incident.opened'], 3), env, 'bench');
+    const unasked = parseConfig(benchConfigYaml(['incident.opened']), env, 'bench');
+    expect(asked.rules.statusConfirmations).toBe(3);
+    expect(unasked.rules.statusConfirmations).not.toBe(3);
   });
 });

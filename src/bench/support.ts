@@ -243,3 +243,38 @@ export async function deleteRunKeys(url = REDIS_URL): Promise<number> {
   }
   return deleted;
 }
+
+/**
+ * The daemon config of the sections that run the whole daemon (latency, memory): status and
+ * incidents polled every 2 s, one webhook sink subscribed to `events` on every service. The
+ * `${VAR}`s (SIM_URL, REDIS_URL, PREFIX, SINK_URL, SINK_SECRET) are filled in by the loader.
+ */
+export function benchConfigYaml(events: readonly string[], statusConfirmations?: number): string {
+  const rules =
+    statusConfirmations === undefined
+      ? ''
+      : `rules:\n  statusConfirmations: ${String(statusConfirmations)}\n`;
+  return `
+upstream:
+  baseUrl: \${SIM_URL}
+  requestsPerMinute: 600
+redis:
+  url: \${REDIS_URL}
+  prefix: \${PREFIX}
+poll:
+  status: 2s
+  incidents: 2s
+${rules}server:
+  port: 0
+channels:
+  sink:
+    type: webhook
+    url: \${SINK_URL}
+    secret: \${SINK_SECRET}
+subscriptions:
+  - name: bench
+    services: ['*']
+    events: [${events.join(', ')}]
+    channels: [sink]
+`;
+}
