@@ -63,6 +63,25 @@ end
 return 0
 `;
 
+/** Sets KEYS[1] back to ARGV[1] (a batch's claim) while it is 'j': its retry job could not be added. */
+const REVERT_HAND_OFF_SCRIPT = `
+if redis.call('GET', KEYS[1]) == 'j' then
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** Sets KEYS[1] to 'j' while it is 'j' or unset (a dead letter retried, never beside a sender). */
+const RECLAIM_SCRIPT = `
+local v = redis.call('GET', KEYS[1])
+if v == false or v == 'j' then
+  redis.call('SET', KEYS[1], 'j', 'EX', ARGV[1])
+  return 1
+end
+return 0
+`;
+
 export const BATCH_OWNER_PREFIX = 'b:';
 /** Sent marks are gathered this long before they are written together. */
 export const MARK_FLUSH_MS = 5;
@@ -139,9 +158,30 @@ export class DeliveryLedger {
     return took === 1;
   }
 
-  /** Keeps a retry job's hand-off as long as its dead letter (a dead letter, or one retried). */
-  async renewHandOff(id: string): Promise<void> {
-    await this.redis.set(this.key(id), 'j', 'EX', this.retryTtlSeconds);
+  /** Undoes a hand-off whose retry job could not be added: the batch holds the delivery again. */
+  async revertHandOff(id: string, owner: string): Promise<void> {
+    await this.redis.eval(
+      REVERT_HAND_OFF_SCRIPT,
+      1,
+      this.key(id),
+      owner,
+      String(this.sentTtlSeconds),
+    );
+  }
+
+  /**
+   * Keeps a retry job's hand-off as long as its dead letter, or takes it back for a dead letter
+   * being retried: true while it is the retry job's (or nobody's), false when it was sent or a
+   * batch holds it since (then the dead letter is stale and must not be sent again).
+   */
+  async renewHandOff(id: string): Promise<boolean> {
+    const took = await this.redis.eval(
+      RECLAIM_SCRIPT,
+      1,
+      this.key(id),
+      String(this.retryTtlSeconds),
+    );
+    return took === 1;
   }
 
   async entries(ids: readonly string[]): Promise<LedgerEntry[]> {

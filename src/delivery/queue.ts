@@ -121,19 +121,29 @@ export class DeliveryQueue {
     delayMs: number,
     deadOnArrival?: string,
   ): Promise<boolean> {
-    if (!(await this.ledger.handOff(notification.id, batchOwner(batchJobId)))) return false;
-    await this.putRetryJob(
-      {
-        notification,
-        priorAttempts: 1,
-        ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
-      },
-      delayMs,
-    );
+    const owner = batchOwner(batchJobId);
+    if (!(await this.ledger.handOff(notification.id, owner))) return false;
+    try {
+      await this.putRetryJob(
+        {
+          notification,
+          priorAttempts: 1,
+          ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
+        },
+        delayMs,
+      );
+    } catch (err) {
+      // The batch holds it again, so a re-run sends it or its failure lists it.
+      await this.ledger.revertHandOff(notification.id, owner).catch(() => undefined);
+      throw err;
+    }
     return true;
   }
 
-  /** Adds the retry job of a handed-off delivery when it has none (a batch re-run after a crash). */
+  /**
+   * Adds the retry job of a handed-off delivery when it has none (a batch re-run after a crash
+   * between the two). The crash lost the failure's verdict and delay: it gets a normal retry.
+   */
   async repairRetryJob(notification: Notification): Promise<void> {
     if ((await this.retries.getJob(notification.id)) !== undefined) return;
     if ((await this.ledger.entry(notification.id)).state !== 'retry_job') return;
@@ -160,7 +170,11 @@ export class DeliveryQueue {
    */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     const out = new Map<string, DeadLetter>();
-    for (const job of await this.retries.getFailed(0, limit - 1)) {
+    const failed = await this.retries.getFailed(0, limit - 1);
+    const entries = await this.ledger.entries(failed.map((job) => job.data.notification.id));
+    for (const [i, job] of failed.entries()) {
+      // Sent since (re-enqueued after its marks expired): no longer a dead letter.
+      if (entries[i]?.state === 'sent') continue;
       const { data } = job;
       const attempts =
         data.priorAttempts + job.attemptsMade - (data.deadOnArrival === undefined ? 0 : 1);
@@ -187,11 +201,18 @@ export class DeliveryQueue {
     const owner = batchOwner(job.id ?? '');
     const entries = await this.ledger.entries(notifications.map((n) => n.id));
     const recent = Date.now() - (job.finishedOn ?? 0) < UNCLAIMED_TRUST_SECONDS * 1000;
-    return notifications.filter((_, i) => {
+    const out: Notification[] = [];
+    for (const [i, n] of notifications.entries()) {
       const entry = entries[i];
-      if (entry?.state === 'claimed') return entry.owner === owner;
-      return entry?.state === 'unknown' && recent;
-    });
+      if (
+        (entry?.state === 'claimed' && entry.owner === owner) ||
+        (entry?.state === 'unknown' && recent) ||
+        // Handed off, but its retry job was never added (and the hand-off not undone).
+        (entry?.state === 'retry_job' && (await this.retries.getJob(n.id)) === undefined)
+      )
+        out.push(n);
+    }
+    return out;
   }
 
   /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
@@ -199,16 +220,20 @@ export class DeliveryQueue {
     const job = await this.retries.getJob(id);
     if (job !== undefined) {
       if (!(await job.isFailed())) return false;
+      // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
+      if (!(await this.ledger.renewHandOff(id))) return false;
       await job.updateData({ notification: job.data.notification, priorAttempts: 0 });
-      await this.ledger.renewHandOff(id);
       await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     }
     for (const batch of await this.batches.getFailed(0, -1)) {
       const n = (await this.unsentOfFailedBatch(batch)).find((x) => x.id === id);
       if (n === undefined) continue;
-      // Only while the failed batch (or nobody) still holds it: never beside another sender.
-      if (!(await this.ledger.handOff(id, batchOwner(batch.id ?? '')))) return false;
+      // Only while the failed batch (or nobody, or a hand-off without its job) holds it: never
+      // beside another sender.
+      const owner = batchOwner(batch.id ?? '');
+      if (!(await this.ledger.handOff(id, owner)) && !(await this.ledger.renewHandOff(id)))
+        return false;
       await this.putRetryJob({ notification: n, priorAttempts: 0 }, 0);
       return true;
     }

@@ -253,7 +253,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     const owner = batchOwner(jobId);
     const entries = await deliveries.ledger.entries(notifications.map((n) => n.id));
     const err = new DeliveryError({
-      message: `delivery batch failed: ${cause.message}`,
+      message: `delivery batch failed before this delivery was confirmed (it may have been sent): ${cause.message}`,
       retryable: false,
       reason: 'internal',
     });
