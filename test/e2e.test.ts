@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
-import { listen, readBody } from '../src/demo/sinks.js';
+import { listen, readBody, verifyDelivery } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import {
@@ -80,14 +80,7 @@ async function webhookReceiver(): Promise<WebhookReceiver> {
   };
   const server = createServer((req, res) => {
     void readBody(req).then((body) => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      let verified = true;
-      try {
-        wh.verify(body, headers);
-      } catch {
-        verified = false;
-      }
+      const { headers, verified } = verifyDelivery(wh, body, req.headers);
       const parsed = JSON.parse(body) as {
         type: string;
         data: { eventId: string; service: { feedId: string } };

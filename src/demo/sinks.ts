@@ -1,4 +1,9 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
@@ -63,6 +68,25 @@ export async function slackSink(
   };
 }
 
+/**
+ * A received Standard Webhooks request checked with the official library: its string headers
+ * (what `verify` takes) and whether the signature holds.
+ */
+export function verifyDelivery(
+  wh: Webhook,
+  body: string,
+  raw: IncomingHttpHeaders,
+): { headers: Record<string, string>; verified: boolean } {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) if (typeof v === 'string') headers[k] = v;
+  try {
+    wh.verify(body, headers);
+    return { headers, verified: true };
+  } catch {
+    return { headers, verified: false };
+  }
+}
+
 /** A local webhook receiver that verifies every delivery with the official standardwebhooks library. */
 export async function webhookSink(
   secret: string,
@@ -71,14 +95,7 @@ export async function webhookSink(
   const wh = new Webhook(secret.replace(/^whsec_/, ''));
   const server = createServer((req, res) => {
     void readBody(req).then((body) => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-      let verified = true;
-      try {
-        wh.verify(body, headers);
-      } catch {
-        verified = false;
-      }
+      const { headers, verified } = verifyDelivery(wh, body, req.headers);
       res.writeHead(verified ? 204 : 400).end();
       const parsed = JSON.parse(body) as {
         type: string;
