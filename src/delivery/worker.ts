@@ -299,24 +299,20 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     if ((await ledger.entry(n.id)).state === 'sent') return; // a re-run batch got there first
     const attempt = data.priorAttempts + job.attemptsMade + 1;
     const channel = this.options.channels().get(n.channel);
-    if (channel === undefined) {
-      const err = this.missingChannel(n);
-      this.report(n, 'unknown', 'dead', attempt, err);
-      throw new UnrecoverableError(err.message);
-    }
-    const err = await this.send(n, channel);
+    const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
+    const channelType = channel?.type ?? 'unknown';
     if (err === null) {
       await ledger.markSent(n.id);
-      this.report(n, channel.type, 'sent', attempt, null);
+      this.report(n, channelType, 'sent', attempt, null);
       return;
     }
     if (!err.retryable || attempt >= (job.opts.attempts ?? 1)) {
       // Its hand-off mark lives as long as the dead letter from now on.
       await ledger.renewHandOff(n.id);
-      this.report(n, channel.type, 'dead', attempt, err);
+      this.report(n, channelType, 'dead', attempt, err);
       throw new UnrecoverableError(err.message);
     }
-    this.report(n, channel.type, 'retry', attempt, err);
+    this.report(n, channelType, 'retry', attempt, err);
     throw err;
   }
 
