@@ -119,7 +119,7 @@ export class App extends EventEmitter<AppEvents> {
       keys: this.keys,
       handoff: this.handoff,
       log,
-      rules: config.rules,
+      rules: { ...config.rules, confirmationsPerCycle: plan.confirmationsPerCycle },
       now,
     });
     const intervals: Partial<Record<PollKind, number>> = {

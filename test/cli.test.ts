@@ -111,7 +111,10 @@ describe('statuswatch check-config', () => {
     expect(out).toMatch(/ {2}status +every 30s +2\/min/);
     expect(out).toMatch(/ {2}incidents +every 1m +1\/min/);
     expect(out).toMatch(/ {2}sla +every 15m +0\.07\/min/);
-    expect(out).toMatch(/ {2}total +3\.\d+\/min {2}OK/);
+    expect(out).toMatch(
+      / {2}incident confirmations +every 1m +10\/min  \(up to 10 per incidents poll/,
+    );
+    expect(out).toMatch(/ {2}total +13\.\d+\/min {2}OK/);
     expectNoSecrets(r.stdout + r.stderr);
   });
 
@@ -144,8 +147,8 @@ describe('statuswatch check-config', () => {
     const r = await runCli(['check-config', '--config', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('request plan (budget 30/min, plan may use 24/min):');
-    expect(r.stdout).toMatch(/total +61\/min {2}OVER BUDGET/);
-    expect(r.stdout).toContain('error: request plan needs 61 requests/min but may use at most 24');
+    expect(r.stdout).toMatch(/total +62\/min {2}OVER BUDGET/);
+    expect(r.stdout).toContain('error: request plan needs 62 requests/min but may use at most 24');
     expect(r.stdout).toContain('poll.status every 1s = 60/min');
     expectNoSecrets(r.stdout + r.stderr);
 
@@ -153,7 +156,7 @@ describe('statuswatch check-config', () => {
     const run = await runCli(['run', '--config', file]);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^statuswatch: request plan needs 61 requests\/min/);
+    expect(run.stderr).toMatch(/^statuswatch: request plan needs 62 requests\/min/);
     expect(run.stderr).toContain('poll.status every 1s = 60/min');
     expectNoSecrets(run.stdout + run.stderr);
   });

@@ -14,8 +14,15 @@ describe('planRequests', () => {
 
   it('default plan without a key: status + incidents + catalog, premium left out', () => {
     const plan = planRequests({ poll, hasApiKey: false, requestsPerMinute: 'auto' });
-    expect(plan.lines.map((l) => l.name)).toEqual(['status', 'incidents', 'catalog']);
-    expect(plan.total).toBeCloseTo(2 + 1 / 60, 6);
+    expect(plan.lines.map((l) => l.name)).toEqual([
+      'status',
+      'incidents',
+      'catalog',
+      'incident confirmations',
+    ]);
+    // The headroom within 24/min allows 21 confirming reads a minute; at most 10 per cycle.
+    expect(plan.confirmationsPerCycle).toBe(10);
+    expect(plan.total).toBeCloseTo(2 + 1 / 60 + 10, 6);
     expect(plan.ok).toBe(true);
     expect(plan.allowed).toBe(24);
   });
@@ -29,18 +36,21 @@ describe('planRequests', () => {
       'scores',
       'catalog',
       'categories (3)',
+      'incident confirmations',
     ]);
-    expect(plan.total).toBeCloseTo(2 + 8 / 60 + 1 / 60 + 3 / 60, 6);
+    expect(plan.total).toBeCloseTo(2 + 8 / 60 + 1 / 60 + 3 / 60 + 10, 6);
   });
 
   it('refuses a plan over 80% and names the offending intervals', () => {
     const plan = planRequests({
-      poll: { ...poll, status: 5_000, incidents: 10_000 },
+      poll: { ...poll, status: 6_000, incidents: 10_000 },
       hasApiKey: false,
       requestsPerMinute: 'auto',
     });
-    expect(plan.total).toBeCloseTo(18 + 1 / 60, 6);
-    expect(plan.ok).toBe(true); // 18/min is within 80% of 30
+    // 16/min of polls leave room for one confirming read per incidents poll (6/min).
+    expect(plan.confirmationsPerCycle).toBe(1);
+    expect(plan.total).toBeCloseTo(22 + 1 / 60, 6);
+    expect(plan.ok).toBe(true); // within 80% of 30
     const over = planRequests({
       poll: { ...poll, status: 2_000, incidents: 10_000 },
       hasApiKey: false,
@@ -50,6 +60,25 @@ describe('planRequests', () => {
     expect(describeOverBudget(over)).toContain(
       'poll.status every 2s = 30/min, poll.incidents every 10s = 6/min',
     );
+  });
+
+  it('confirmations take the headroom, at least one per incidents poll even when it tips the plan over', () => {
+    const tight = planRequests({
+      poll: { ...poll, status: 5_000, incidents: 10_000 },
+      hasApiKey: false,
+      requestsPerMinute: 'auto',
+    });
+    expect(tight.confirmationsPerCycle).toBe(1);
+    expect(tight.ok).toBe(false);
+    expect(describeOverBudget(tight)).toContain(
+      'incident confirmations (at least 1 per incidents poll) = 6/min',
+    );
+    const roomy = planRequests({
+      poll: { ...poll, incidents: 300_000 },
+      hasApiKey: true,
+      requestsPerMinute: 'auto',
+    });
+    expect(roomy.confirmationsPerCycle).toBe(10);
   });
 
   it('the limiter keeps seven windows within the budget', () => {

@@ -19,6 +19,8 @@ export interface PlanLine {
   intervalMs: number;
   requestsPerMinute: number;
   premium: boolean;
+  /** What the line is, for messages: a configured poll, or requests the daemon adds itself. */
+  source: 'poll' | 'refresh' | 'confirmations';
 }
 
 export interface Plan {
@@ -31,7 +33,15 @@ export interface Plan {
   ok: boolean;
   /** Lines that explain an over-budget plan, costliest first (empty when ok). */
   offending: PlanLine[];
+  /**
+   * Confirming reads (`GET /incidents/{feedId}`) one incidents cycle may make for Variant A
+   * incidents that vanished from the bulk list: what the headroom within PLAN_SHARE allows,
+   * at least 1, at most MAX_CONFIRMATIONS_PER_CYCLE. Reserved in the plan as a line of its own.
+   */
+  confirmationsPerCycle: number;
 }
+
+export const MAX_CONFIRMATIONS_PER_CYCLE = 10;
 
 export const CATALOG_INTERVAL_MS = 60 * 60 * 1000;
 export const CATEGORY_INTERVAL_MS = 60 * 60 * 1000;
@@ -50,12 +60,14 @@ export function planRequests(input: PlanInput): Plan {
       intervalMs: input.poll.status,
       requestsPerMinute: perMinute(input.poll.status),
       premium: false,
+      source: 'poll',
     },
     {
       name: 'incidents',
       intervalMs: input.poll.incidents,
       requestsPerMinute: perMinute(input.poll.incidents),
       premium: false,
+      source: 'poll',
     },
   ];
   if (input.hasApiKey) {
@@ -65,12 +77,14 @@ export function planRequests(input: PlanInput): Plan {
         intervalMs: input.poll.sla,
         requestsPerMinute: perMinute(input.poll.sla),
         premium: true,
+        source: 'poll',
       },
       {
         name: 'scores',
         intervalMs: input.poll.scores,
         requestsPerMinute: perMinute(input.poll.scores),
         premium: true,
+        source: 'poll',
       },
     );
   }
@@ -79,6 +93,7 @@ export function planRequests(input: PlanInput): Plan {
     intervalMs: CATALOG_INTERVAL_MS,
     requestsPerMinute: perMinute(CATALOG_INTERVAL_MS),
     premium: false,
+    source: 'refresh',
   });
   const categories = input.categories ?? 0;
   if (categories > 0) {
@@ -87,18 +102,32 @@ export function planRequests(input: PlanInput): Plan {
       intervalMs: CATEGORY_INTERVAL_MS,
       requestsPerMinute: categories * perMinute(CATEGORY_INTERVAL_MS),
       premium: false,
+      source: 'refresh',
     });
   }
   const budget = budgetOf(input.requestsPerMinute, input.hasApiKey);
   const allowed = budget * PLAN_SHARE;
-  const total = lines.reduce((sum, l) => sum + l.requestsPerMinute, 0);
+  const planned = lines.reduce((sum, l) => sum + l.requestsPerMinute, 0);
+  const incidentsPerMinute = perMinute(input.poll.incidents);
+  const confirmationsPerCycle = Math.min(
+    MAX_CONFIRMATIONS_PER_CYCLE,
+    Math.max(1, Math.floor((allowed - planned) / incidentsPerMinute + 1e-9)),
+  );
+  lines.push({
+    name: 'incident confirmations',
+    intervalMs: input.poll.incidents,
+    requestsPerMinute: confirmationsPerCycle * incidentsPerMinute,
+    premium: false,
+    source: 'confirmations',
+  });
+  const total = planned + confirmationsPerCycle * incidentsPerMinute;
   const ok = total <= allowed + 1e-9;
   const offending = ok
     ? []
     : [...lines]
         .sort((a, b) => b.requestsPerMinute - a.requestsPerMinute)
         .filter((l) => l.requestsPerMinute >= 1);
-  return { budget, allowed, lines, total, ok, offending };
+  return { budget, allowed, lines, total, ok, offending, confirmationsPerCycle };
 }
 
 export function formatRate(n: number): string {
@@ -114,9 +143,10 @@ export function formatInterval(ms: number): string {
 
 /** One message naming the offending intervals, for the refusal of an over-budget plan. */
 export function describeOverBudget(plan: Plan): string {
-  const parts = plan.offending.map(
-    (l) =>
-      `poll.${l.name} every ${formatInterval(l.intervalMs)} = ${formatRate(l.requestsPerMinute)}/min`,
+  const parts = plan.offending.map((l) =>
+    l.source === 'confirmations'
+      ? `incident confirmations (at least 1 per incidents poll) = ${formatRate(l.requestsPerMinute)}/min`
+      : `poll.${l.name} every ${formatInterval(l.intervalMs)} = ${formatRate(l.requestsPerMinute)}/min`,
   );
   return (
     `request plan needs ${formatRate(plan.total)} requests/min but may use at most ${formatRate(plan.allowed)} ` +

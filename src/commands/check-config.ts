@@ -112,12 +112,16 @@ export async function checkConfigReport(
     `request plan (budget ${plan.budget}/min, plan may use ${formatRate(plan.allowed)}/min):`,
   );
   for (const l of plan.lines) {
+    const when =
+      l.source === 'confirmations'
+        ? `up to ${String(plan.confirmationsPerCycle)} per incidents poll, only while a vanished incident waits`
+        : '';
     lines.push(
-      `  ${l.name.padEnd(16)} every ${formatInterval(l.intervalMs).padEnd(5)} ${formatRate(l.requestsPerMinute).padStart(6)}/min`,
+      `  ${l.name.padEnd(22)} every ${formatInterval(l.intervalMs).padEnd(5)} ${formatRate(l.requestsPerMinute).padStart(6)}/min${when === '' ? '' : `  (${when})`}`,
     );
   }
   lines.push(
-    `  ${'total'.padEnd(22)} ${formatRate(plan.total).padStart(6)}/min  ${plan.ok ? 'OK' : 'OVER BUDGET'}`,
+    `  ${'total'.padEnd(28)} ${formatRate(plan.total).padStart(6)}/min  ${plan.ok ? 'OK' : 'OVER BUDGET'}`,
   );
   if (!plan.ok) lines.push('', `error: ${describeOverBudget(plan)}`);
   return { ok: plan.ok, text: `${lines.join('\n')}\n` };

@@ -12,6 +12,7 @@ import { diffSla, slaEvent } from './sla.js';
 import type { IncidentsEntry, ScoreEntry, SlaEntry, StatusEntry } from './state.js';
 import { diffStatus } from './status.js';
 import { diffUpstream } from './upstream.js';
+import type { Transition } from './transition.js';
 
 const NOW = 1_790_000_000_000;
 
@@ -240,7 +241,7 @@ function list(
 }
 
 describe('diffIncidents', () => {
-  function run(steps: { l: ReturnType<typeof list>; canResolve?: boolean }[]) {
+  function run(steps: { l: ReturnType<typeof list>; canResolve?: boolean; now?: number }[]) {
     let prev = new Map<string, IncidentsEntry>();
     let baselined = false;
     const out: string[] = [];
@@ -249,8 +250,8 @@ describe('diffIncidents', () => {
         previous: prev,
         list: step.l,
         baselined,
-        canResolve: () => step.canResolve ?? true,
-        now: NOW,
+        resolvable: () => step.canResolve ?? true,
+        now: step.now ?? NOW,
       });
       prev = new Map([...prev, ...r.changed]);
       baselined = true;
@@ -312,27 +313,70 @@ describe('diffIncidents', () => {
     ).toEqual(['incident.opened:s:i1:1', 'incident.resolved:s:i1:2']);
   });
 
-  it('a reopened incident id gets a new opened transition with a new id', () => {
+  it('an incident id back after its resolution is incident.updated with reopened (one lifecycle, new ids)', () => {
     let prev = new Map<string, IncidentsEntry>();
-    const ids: string[] = [];
+    const seen: Transition[] = [];
     for (const l of [
       list('B', []),
       list('B', [incident('s', 'i1', 'investigating', 1)]),
       list('B', []),
       list('B', [incident('s', 'i1', 'investigating', 1)]),
+      list('B', []),
+      list('B', [incident('s', 'i1', 'identified', 3)]),
     ]) {
       const r = diffIncidents({
         previous: prev,
         list: l,
-        baselined: ids.length > 0 || prev.size > 0 || l.incidents.length > 0,
-        canResolve: () => true,
+        baselined: seen.length > 0 || prev.size > 0 || l.incidents.length > 0,
+        resolvable: () => true,
         now: NOW,
       });
       prev = new Map([...prev, ...r.changed]);
-      ids.push(...r.transitions.map((t) => t.id));
+      seen.push(...r.transitions);
     }
-    expect(ids.length).toBe(3);
-    expect(new Set(ids).size).toBe(3);
+    expect(seen.map((t) => t.kind)).toEqual([
+      'incident.opened',
+      'incident.resolved',
+      'incident.updated',
+      'incident.resolved',
+      'incident.updated',
+    ]);
+    expect(new Set(seen.map((t) => t.id)).size).toBe(5);
+    const reopened = seen[2];
+    expect(reopened?.subject).toBe('incident:i1');
+    expect(reopened?.previous).toEqual({ status: 'resolved', updateCount: 1 });
+    expect(reopened?.current).toEqual({ status: 'investigating', updateCount: 1, reopened: true });
+    expect(seen[4]?.current).toEqual({ status: 'identified', updateCount: 3, reopened: true });
+    expect(prev.get('s')?.open).toHaveProperty('i1');
+    expect(prev.get('s')?.closed ?? {}).not.toHaveProperty('i1');
+  });
+
+  it('resolved incidents are remembered for a week, at most 20 per service', () => {
+    const many = Array.from({ length: 25 }, (_, i) =>
+      incident('s', `i${String(i).padStart(2, '0')}`, 'investigating', 1),
+    );
+    let prev = new Map<string, IncidentsEntry>();
+    const step = (l: ReturnType<typeof list>, now: number, baselined = true): Transition[] => {
+      const r = diffIncidents({ previous: prev, list: l, baselined, resolvable: () => true, now });
+      prev = new Map([...prev, ...r.changed]);
+      return r.transitions;
+    };
+    step(list('B', []), NOW, false);
+    step(list('B', many), NOW);
+    // Resolved one by one, a minute apart: the 20 newest are remembered.
+    for (let i = 0; i < 25; i++) step(list('B', many.slice(i + 1)), NOW + (i + 1) * 60_000);
+    const closed = Object.keys(prev.get('s')?.closed ?? {});
+    expect(closed).toHaveLength(20);
+    expect(closed[0]).toBe('i05');
+    // i05 comes back within the week: a reopening; i00 (forgotten) would be a new opening.
+    expect(
+      step(list('B', [many[5]!, many[0]!]), NOW + 26 * 60_000).map((t) => `${t.kind} ${t.subject}`),
+    ).toEqual(['incident.opened incident:i00', 'incident.updated incident:i05']);
+    // A week later the memory is gone.
+    step(list('B', []), NOW + 27 * 60_000);
+    expect(
+      step(list('B', [many[5]!]), NOW + 8 * 24 * 3600_000).map((t) => `${t.kind} ${t.subject}`),
+    ).toEqual(['incident.opened incident:i05']);
   });
 });
 

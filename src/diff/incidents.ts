@@ -1,5 +1,5 @@
 import type { Incident, IncidentList } from '../upstream/model.js';
-import type { IncidentEntryItem, IncidentsEntry } from './state.js';
+import type { ClosedIncidentItem, IncidentEntryItem, IncidentsEntry } from './state.js';
 import { transitionId, type IncidentRef, type Transition } from './transition.js';
 import type { DiffResult } from './result.js';
 
@@ -16,13 +16,19 @@ export interface IncidentsDiffInput {
    */
   announceNew?: boolean;
   /**
-   * May an incident of this service that is absent from the list be taken as resolved?
-   * Variant B: the list is complete. Variant A: only when the list is verified and the
-   * service's own evidence is fresh and official (absence may be evidence loss).
+   * May this open incident, absent from the list, be taken as resolved? Variant B: when the
+   * list is complete. Variant A: only when one response observed at or after this list shows
+   * the service's own evidence verified and official *and* the incident absent (a confirming
+   * read of that service): absence from the bulk list alone may be evidence loss.
    */
-  canResolve: (feedId: string) => boolean;
+  resolvable: (feedId: string, incidentId: string) => boolean;
   now: number;
 }
+
+/** Resolved incidents remembered per service, for reopenings. */
+export const CLOSED_PER_SERVICE = 20;
+/** How long a resolved incident is remembered (ms). */
+export const CLOSED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 function latestUpdateText(incident: Incident): string | null {
   for (let i = incident.updates.length - 1; i >= 0; i--) {
@@ -43,6 +49,10 @@ function refOf(incident: Incident): IncidentRef {
   };
 }
 
+function closedOf(item: IncidentEntryItem, now: number): ClosedIncidentItem {
+  return { title: item.title, started: item.started, updateCount: item.updateCount, at: now };
+}
+
 function itemOf(incident: Incident): IncidentEntryItem {
   return {
     title: incident.title,
@@ -52,8 +62,8 @@ function itemOf(incident: Incident): IncidentEntryItem {
   };
 }
 
-function sortedRecord(items: Map<string, IncidentEntryItem>): Record<string, IncidentEntryItem> {
-  const out: Record<string, IncidentEntryItem> = {};
+function sortedRecord<T>(items: Map<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
   for (const id of [...items.keys()].sort()) {
     const item = items.get(id);
     if (item !== undefined) out[id] = item;
@@ -61,10 +71,20 @@ function sortedRecord(items: Map<string, IncidentEntryItem>): Record<string, Inc
   return out;
 }
 
+/** The newest CLOSED_PER_SERVICE remembered resolved incidents. */
+function boundedClosed(closed: Map<string, ClosedIncidentItem>): Map<string, ClosedIncidentItem> {
+  const kept = [...closed];
+  kept.sort((a, b) => b[1].at - a[1].at || (a[0] < b[0] ? -1 : 1));
+  return new Map(kept.slice(0, CLOSED_PER_SERVICE));
+}
+
 /**
  * incident.opened / incident.updated / incident.resolved. An update is a new update entry or a
  * status change of the incident. Resolution happens when the upstream says `resolved`, or when an
- * open incident is absent and `canResolve(feedId)` allows it. Nothing here reads a clock.
+ * open incident is absent and `resolvable(feedId, id)` allows it. An incident id that comes back
+ * after statuswatch resolved it is `incident.updated` with `reopened: true` (the same lifecycle:
+ * one `incident.opened` per incident id, so a resolution can never page twice). Nothing here
+ * reads a clock.
  */
 export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEntry> {
   const { previous, list, baselined } = input;
@@ -87,18 +107,22 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     const prevOpen = prev?.open ?? {};
     let seq = prev?.seq ?? 0;
     const open = new Map<string, IncidentEntryItem>();
+    const closed = new Map<string, ClosedIncidentItem>(
+      Object.entries(prev?.closed ?? {}).filter(([, c]) => input.now - c.at < CLOSED_RETENTION_MS),
+    );
     const present = new Set<string>();
     const current = byFeed.get(feedId) ?? [];
 
     const emit = (
       kind: 'incident.opened' | 'incident.updated' | 'incident.resolved',
       incident: IncidentRef,
-      before: IncidentEntryItem | null,
+      before: Pick<IncidentEntryItem, 'status' | 'updateCount'> | null,
       service: {
         name: string | null;
         canonicalUrl: string | null;
         officialStatusUrl: string | null;
       },
+      reopened = false,
     ): void => {
       transitions.push({
         // From the previous state only (feed, kind, subject, the feed's sequence number): a
@@ -111,7 +135,9 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
         service: { feedId, ...service },
         previous:
           before === null ? null : { status: before.status, updateCount: before.updateCount },
-        current: { status: incident.status, updateCount: incident.updateCount },
+        current: reopened
+          ? { status: incident.status, updateCount: incident.updateCount, reopened: true }
+          : { status: incident.status, updateCount: incident.updateCount },
         incident,
         observedAt: input.now,
       });
@@ -127,14 +153,29 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
         officialStatusUrl: incident.officialStatusUrl,
       };
       if (incident.status === 'resolved') {
-        if (before !== null && baselined)
+        if (before !== null && baselined) {
           emit('incident.resolved', refOf(incident), before, service);
+          closed.set(incident.id, closedOf(itemOf(incident), input.now));
+        }
         continue;
       }
       const item = itemOf(incident);
       open.set(incident.id, item);
       if (!baselined) continue;
-      if (before === null) {
+      const wasClosed = before === null ? closed.get(incident.id) : undefined;
+      if (wasClosed !== undefined) {
+        // Back after statuswatch resolved it: the same incident again, on its own thread.
+        closed.delete(incident.id);
+        emit(
+          'incident.updated',
+          refOf(incident),
+          { status: 'resolved', updateCount: wasClosed.updateCount },
+          service,
+          true,
+        );
+        if (item.updateCount < wasClosed.updateCount)
+          open.set(incident.id, { ...item, updateCount: wasClosed.updateCount });
+      } else if (before === null) {
         if (input.announceNew !== false) emit('incident.opened', refOf(incident), null, service);
       } else if (item.status !== before.status || item.updateCount > before.updateCount) {
         emit('incident.updated', refOf(incident), before, service);
@@ -146,7 +187,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
 
     for (const [id, before] of Object.entries(prevOpen)) {
       if (present.has(id)) continue;
-      if (input.canResolve(feedId)) {
+      if (input.resolvable(feedId, id)) {
         emit(
           'incident.resolved',
           {
@@ -160,12 +201,17 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
           before,
           { name: null, canonicalUrl: null, officialStatusUrl: null },
         );
+        closed.set(id, closedOf(before, input.now));
       } else {
         open.set(id, before);
       }
     }
 
-    const next: IncidentsEntry = { seq, open: sortedRecord(open) };
+    const keptClosed = boundedClosed(closed);
+    const next: IncidentsEntry =
+      keptClosed.size > 0
+        ? { seq, open: sortedRecord(open), closed: sortedRecord(keptClosed) }
+        : { seq, open: sortedRecord(open) };
     if (prev === undefined || JSON.stringify(prev) !== JSON.stringify(next)) {
       if (prev !== undefined || open.size > 0 || seq > 0) changed.set(feedId, next);
     }

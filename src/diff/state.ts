@@ -38,10 +38,25 @@ export interface IncidentEntryItem {
   updateCount: number;
 }
 
+/** An incident statuswatch announced as resolved, remembered so that its reappearance is a reopening. */
+export interface ClosedIncidentItem {
+  title: string;
+  started: number;
+  updateCount: number;
+  /** Unix ms of the cycle that resolved it. */
+  at: number;
+}
+
 export interface IncidentsEntry {
   seq: number;
   /** Open incidents by id, sorted by id. */
   open: Record<string, IncidentEntryItem>;
+  /**
+   * Recently resolved incidents by id (at most CLOSED_PER_SERVICE, none older than
+   * CLOSED_RETENTION_MS): an id that comes back is `incident.updated` with `reopened: true` on
+   * the same lifecycle, never a second `incident.opened`. Absent in entries written before it.
+   */
+  closed?: Record<string, ClosedIncidentItem>;
 }
 
 export interface SlaEntry {

@@ -3,7 +3,7 @@ import type { EventKind } from '../config/events.js';
 import type { Transition } from '../diff/transition.js';
 import { decide, lifecycleKey, roleOf, type AdmitInput } from './policy.js';
 
-function t(kind: EventKind, current: Record<string, string> = {}): Transition {
+function t(kind: EventKind, current: Record<string, string | boolean> = {}): Transition {
   return {
     id: 'tx',
     kind,
@@ -21,6 +21,7 @@ describe('roleOf', () => {
   it.each([
     ['incident.opened', {}, 'opening'],
     ['incident.updated', {}, 'update'],
+    ['incident.updated', { reopened: true }, 'opening'],
     ['incident.resolved', {}, 'closing'],
     ['status.changed', { status: 'major_outage' }, 'opening'],
     ['status.changed', { status: 'operational' }, 'closing'],

@@ -21,6 +21,9 @@ export function roleOf(t: Pick<Transition, 'kind' | 'current'>): Role {
     case 'status.changed':
       return t.current.status === 'operational' ? 'closing' : 'opening';
     case 'incident.updated':
+      // An incident back after its resolution opens its lifecycle again: its next closing is
+      // owed to whoever hears of it, and reminders run again.
+      return t.current['reopened'] === true ? 'opening' : 'update';
     case 'score.dropped':
       return 'update';
   }

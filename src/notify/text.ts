@@ -174,9 +174,8 @@ export function describe(transition: Transition): string {
       return withTitle('incident opened');
     case 'incident.updated': {
       const status = transition.incident?.status ?? value(current, 'status');
-      return withTitle(
-        status === null ? 'incident updated' : `incident updated (${words(status)})`,
-      );
+      const what = value(current, 'reopened') === true ? 'incident reopened' : 'incident updated';
+      return withTitle(status === null ? what : `${what} (${words(status)})`);
     }
     case 'incident.resolved':
       return withTitle('incident resolved');
@@ -220,6 +219,7 @@ export function severityRank(transition: Transition): number {
     case 'upstream.degraded':
       return 1;
     case 'incident.updated':
+      return value(transition.current, 'reopened') === true ? 0 : 2;
     case 'sla.at_risk':
       return 2;
     case 'score.dropped':

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
@@ -36,6 +37,18 @@ export const CATALOG_MAX_AGE_MS = 60 * 60 * 1000;
 export interface PipelineRules {
   statusConfirmations: number;
   scoreDrop: number;
+  /**
+   * Confirming reads (`GET /incidents/{feedId}`) one incidents cycle may make for Variant A
+   * incidents that vanished from the bulk list (budgeted by the request plan); default 5.
+   */
+  confirmationsPerCycle?: number;
+}
+
+const DEFAULT_CONFIRMATIONS = 5;
+
+/** A per-round pseudo-random order, so a backlog of confirmations is worked through fairly. */
+function rotationOrder(feedId: string, round: string): string {
+  return createHash('sha1').update(round).update('\u0000').update(feedId).digest('hex');
 }
 
 export interface PipelineDeps {
@@ -282,28 +295,26 @@ export class Pipeline {
         }
         // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
         // may be the very incident that seems to have gone, so no absence counts this cycle.
-        // Variant A also omits incidents on stale or unverified evidence: absence resolves only
-        // where the list is verified and the service's own last status row had fresh official
-        // evidence.
         const complete = res.skipped === 0 && unidentified === 0;
-        let canResolve: (feedId: string) => boolean = () => complete;
+        let resolvable: (feedId: string, incidentId: string) => boolean = () => complete;
+        let rateLimit = res.rateLimit;
         if (list.variant === 'A') {
-          const listVerified = list.verificationState === 'verified';
-          const withOpen = [...prev]
-            .filter(([, e]) => Object.keys(e.open).length > 0)
-            .map(([feedId]) => feedId);
-          const evidence = listVerified
-            ? await this.store<StatusEntry>('status').get(withOpen)
-            : new Map<string, StatusEntry>();
-          canResolve = (feedId) =>
-            complete && listVerified && evidence.get(feedId)?.evidence === 'fresh';
+          // Variant A also omits incidents on stale or unverified evidence, and the status
+          // poll's evidence is from another instant: absence resolves only what a confirming
+          // read of that one service, made after this list, shows gone on verified evidence.
+          const confirmed =
+            complete && list.verificationState === 'verified'
+              ? await this.confirmVanished(prev, identified, now)
+              : { gone: new Map<string, ReadonlySet<string>>(), rateLimit: null };
+          rateLimit = confirmed.rateLimit ?? rateLimit;
+          resolvable = (feedId, incidentId) => confirmed.gone.get(feedId)?.has(incidentId) === true;
         }
         const diff = diffIncidents({
           previous: prev,
           list: { ...list, incidents: identified },
           baselined,
           announceNew: variant === '' || variant === list.variant,
-          canResolve,
+          resolvable,
           now,
         });
         if (unidentified > 0) {
@@ -316,7 +327,7 @@ export class Pipeline {
           ...diff,
           changed: diff.changed as Map<string, AnyEntry>,
           skipped: res.skipped + unidentified,
-          rateLimit: res.rateLimit,
+          rateLimit,
           ageSeconds: null,
           variant: list.variant as string | undefined,
         };
@@ -355,6 +366,75 @@ export class Pipeline {
         };
       }
     }
+  }
+
+  /**
+   * Confirming reads for Variant A incidents that vanished from a verified bulk list: up to
+   * `confirmationsPerCycle` services (a different random share each cycle when more wait),
+   * one `GET /incidents/{feedId}` each. A service's open incidents count as gone only when that
+   * one response says its evidence is official and verified and does not list them: the
+   * absence and the evidence come from the same response, made after the bulk list. Anything
+   * else (an error, unverified evidence, a malformed row) confirms nothing; the next cycle asks
+   * again. Returns the confirmed-gone incident ids per service and the last rate-limit headers.
+   */
+  private async confirmVanished(
+    previous: ReadonlyMap<string, IncidentsEntry>,
+    listed: readonly { feedId: string; id: string }[],
+    now: number,
+  ): Promise<{ gone: Map<string, ReadonlySet<string>>; rateLimit: RateLimitInfo | null }> {
+    const present = new Set(listed.map((i) => `${i.feedId}\u0000${i.id}`));
+    const waiting: string[] = [];
+    for (const [feedId, entry] of previous) {
+      if (Object.keys(entry.open).some((id) => !present.has(`${feedId}\u0000${id}`)))
+        waiting.push(feedId);
+    }
+    const gone = new Map<string, ReadonlySet<string>>();
+    if (waiting.length === 0) return { gone, rateLimit: null };
+    const limit = Math.max(1, this.deps.rules.confirmationsPerCycle ?? DEFAULT_CONFIRMATIONS);
+    const round = String(Math.floor(now / 1000));
+    const chosen =
+      waiting.length <= limit
+        ? waiting
+        : waiting
+            .map((feedId) => ({ feedId, order: rotationOrder(feedId, round) }))
+            .sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0))
+            .slice(0, limit)
+            .map((c) => c.feedId);
+    let rateLimit: RateLimitInfo | null = null;
+    for (const feedId of chosen) {
+      let res;
+      try {
+        res = await this.deps.client.serviceIncidents(feedId);
+      } catch (err) {
+        if (!(err instanceof UpstreamError)) throw err;
+        rateLimit = err.rateLimit;
+        this.deps.log.info(
+          { event: 'incident:confirm_failed', feedId, code: err.code },
+          `confirming read of ${feedId} failed: its incidents stay open`,
+        );
+        if (err.code === 'upstream_rate_limited') break;
+        continue;
+      }
+      rateLimit = res.rateLimit;
+      const l = res.data;
+      const verified =
+        res.skipped === 0 &&
+        (l.variant === 'B' || (l.sourceKind === 'official' && l.verificationState === 'verified'));
+      const open = new Set(
+        l.incidents
+          .filter((i) => i.status !== 'resolved' && (i.feedId === null || i.feedId === feedId))
+          .map((i) => i.id),
+      );
+      const ids = Object.keys(previous.get(feedId)?.open ?? {}).filter((id) => !open.has(id));
+      this.deps.log.info(
+        { event: 'incident:confirmed', feedId, verified, gone: verified ? ids.length : 0 },
+        verified
+          ? `confirming read of ${feedId}: ${String(ids.length)} incident(s) gone on verified evidence`
+          : `confirming read of ${feedId}: evidence not verified, its incidents stay open`,
+      );
+      if (verified) gone.set(feedId, new Set(ids));
+    }
+    return { gone, rateLimit };
   }
 
   /** Fills missing names and links from the catalog (one HMGET, only when something changed). */

@@ -124,3 +124,30 @@ describe('loadScenario', () => {
     expect([...feeds].sort()).toEqual(['aws-s3', 'github', 'okta', 'slack', 'stripe']);
   });
 });
+
+describe('held steps (`before`)', () => {
+  it('evidence.set and incidents.dataset take `before: status | incidents`; other values are errors naming the field', () => {
+    expect(
+      parseScenario({
+        steps: [
+          { at: 0, action: 'evidence.set', feedId: 'okta', evidence: 'stale', before: 'incidents' },
+          { at: '1s', action: 'incidents.dataset', fresh: false, before: 'status' },
+        ],
+      }).steps.map((s) => ('before' in s ? s.before : null)),
+    ).toEqual(['incidents', 'status']);
+    expect(() =>
+      parseScenario({
+        steps: [
+          { at: 0, action: 'evidence.set', feedId: 'okta', evidence: 'stale', before: 'sla' },
+        ],
+      }),
+    ).toThrow(/steps\[0\]\.before/);
+    expect(() =>
+      parseScenario({
+        steps: [
+          { at: 0, action: 'status.set', feedId: 'okta', status: 'degraded', before: 'status' },
+        ],
+      }),
+    ).toThrow(/steps\[0\]/);
+  });
+});

@@ -36,6 +36,11 @@ const feedId = z.string().min(1);
 const incidentId = z.string().min(1);
 const openStatus = z.enum(['investigating', 'identified', 'monitoring']);
 const pct = z.number().min(0).max(100);
+/**
+ * Hold the step until the next request to this endpoint (`GET /api/v1/<before>`) instead of
+ * applying it at `at`: the change lands between two responses of the same instant.
+ */
+const before = z.enum(['status', 'incidents']).optional();
 
 const stepSchema = z.discriminatedUnion('action', [
   z.strictObject({
@@ -81,8 +86,9 @@ const stepSchema = z.discriminatedUnion('action', [
     action: z.literal('evidence.set'),
     feedId,
     evidence: z.enum(EVIDENCE_STATES),
+    before,
   }),
-  z.strictObject({ at, action: z.literal('incidents.dataset'), fresh: z.boolean() }),
+  z.strictObject({ at, action: z.literal('incidents.dataset'), fresh: z.boolean(), before }),
   z.strictObject({ at, action: z.literal('variant.set'), variant: z.enum(['A', 'B']) }),
 ]);
 

@@ -91,6 +91,18 @@ export interface FailureInjection {
   delayMs?: number;
 }
 
+/**
+ * A change held back until a request arrives: `run` is called right before the next request
+ * whose pathname matches is answered, so the change shows in that response and in none before
+ * it. Two responses of the same instant (say `/api/v1/status`, then `/api/v1/incidents`) can so
+ * disagree, as two responses of a real upstream made a moment apart can.
+ */
+export interface HeldChange {
+  /** Exact pathname (e.g. `/api/v1/incidents`) or a RegExp tested against the pathname. */
+  path: RegExp | string;
+  run: () => void;
+}
+
 export interface SimulatorStats {
   requests: number;
   byStatus: Record<number, number>;
@@ -136,6 +148,8 @@ export interface Simulator {
   setEvidence(feedId: string, e: Evidence): void;
   setIncidentDatasetFresh(fresh: boolean): void;
   failNext(o: FailureInjection): void;
+  /** Holds a change until the next request to `path` (see HeldChange); changes run in order. */
+  beforeNext(change: HeldChange): void;
   readonly stats: SimulatorStats;
   resetStats(): void;
   applyStep(step: ScenarioStep): void;
@@ -242,6 +256,7 @@ class SimulatorImpl implements Simulator {
   private listenAtMs: number | null = null;
   private forcedInitializing: boolean | null = null;
   private failRules: FailRule[] = [];
+  private held: HeldChange[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly playbacks = new Set<ScenarioPlayback>();
   private counters: SimulatorStats = { requests: 0, byStatus: {}, byPath: {} };
@@ -437,8 +452,34 @@ class SimulatorImpl implements Simulator {
     this.counters = { requests: 0, byStatus: {}, byPath: {} };
   }
 
+  beforeNext(change: HeldChange): void {
+    this.held.push(change);
+  }
+
+  /** Applies a step now, or, for a step with `before`, holds it until that endpoint's next request. */
   applyStep(step: ScenarioStep): void {
+    if ('before' in step && step.before !== undefined) {
+      if ('feedId' in step && !this.state.find(step.feedId)) {
+        throw new SimulatorError('sim_unknown_feed', `unknown feedId ${step.feedId}`);
+      }
+      this.beforeNext({
+        path: `/api/v1/${step.before}`,
+        run: () => {
+          applyStepTo(this.state, step);
+        },
+      });
+      return;
+    }
     applyStepTo(this.state, step);
+  }
+
+  private runHeld(pathname: string): void {
+    const due = this.held.filter((h) =>
+      typeof h.path === 'string' ? h.path === pathname : h.path.test(pathname),
+    );
+    if (due.length === 0) return;
+    this.held = this.held.filter((h) => !due.includes(h));
+    for (const h of due) h.run();
   }
 
   play(s: Scenario): ScenarioPlayback {
@@ -569,6 +610,7 @@ class SimulatorImpl implements Simulator {
           Allow: 'GET',
         });
       } else {
+        this.runHeld(pathname);
         reply = this.route(url, keyRecord, apiKey !== undefined);
       }
     } catch (err) {

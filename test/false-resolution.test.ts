@@ -1,0 +1,169 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../src/sim/prng.js';
+import type { Pipeline, PollKind } from '../src/pipeline/cycle.js';
+import type { Transition } from '../src/diff/transition.js';
+import type { Evidence } from '../src/sim/index.js';
+import { kindsOf, pipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
+
+let h: PipelineHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const FEED = 'okta';
+const STATUS = '/api/v1/status';
+const INCIDENTS = '/api/v1/incidents';
+const CONFIRM = `/api/v1/incidents/${FEED}`;
+
+/** Every handed-off transition about the test's feed (the durable queue: one job per id). */
+async function handedOffForFeed(harness: PipelineHarness): Promise<string[]> {
+  return (await harness.handedOff()).filter((k) => k.endsWith(` ${FEED}`));
+}
+
+describe('a vanished Variant A incident resolves only on evidence as new as its disappearance', () => {
+  it('evidence going stale between the status and the incidents response of one instant resolves nothing (the reported race)', async () => {
+    h = await pipelineHarness();
+    const harness = h;
+    await harness.poll('status', 'incidents');
+    harness.sim.openIncident(FEED, { id: 'okta-1', title: 'Login errors' });
+    expect(kindsOf(await harness.poll('status', 'incidents'))).toEqual([`incident.opened ${FEED}`]);
+
+    // The status response still shows fresh evidence; it goes stale before the incidents response.
+    harness.sim.beforeNext({
+      path: INCIDENTS,
+      run: () => {
+        harness.sim.setEvidence(FEED, 'stale');
+      },
+    });
+    expect(await harness.poll('status', 'incidents')).toEqual([]);
+    // Back to fresh before the next status response: the incident shows again; nothing to say.
+    harness.sim.beforeNext({
+      path: STATUS,
+      run: () => {
+        harness.sim.setEvidence(FEED, 'fresh');
+      },
+    });
+    expect(await harness.poll('status', 'incidents')).toEqual([]);
+
+    // Fresh evidence in the bulk list, stale by the confirming read: still nothing.
+    harness.sim.setEvidence(FEED, 'stale');
+    harness.sim.beforeNext({
+      path: CONFIRM,
+      run: () => {
+        harness.sim.setEvidence(FEED, 'fresh');
+      },
+    });
+    expect(await harness.poll('incidents')).toEqual([]);
+
+    harness.sim.resolveIncident(FEED, 'okta-1', 'Fixed');
+    const resolved = await harness.poll('status', 'incidents');
+    expect(kindsOf(resolved)).toEqual([`incident.resolved ${FEED}`]);
+    expect(resolved[0]?.incident?.id).toBe('okta-1');
+    expect(await harness.poll('status', 'incidents')).toEqual([]);
+    expect(harness.sim.stats.byPath[CONFIRM]).toBeGreaterThanOrEqual(2);
+  });
+
+  it('the same race as a scenario step held until the incidents request', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    h.sim.openIncident(FEED, { id: 'okta-2', title: 'SSO down' });
+    await h.poll('status', 'incidents');
+    h.sim.applyStep({
+      at: 0,
+      action: 'evidence.set',
+      feedId: FEED,
+      evidence: 'unverified',
+      before: 'incidents',
+    });
+    // The held step has not run yet: the status response shows verified evidence.
+    expect(await h.pipeline.runCycle('status')).toMatchObject({ transitions: [] });
+    expect((await h.pipeline.runCycle('incidents')).transitions).toEqual([]);
+    expect(await handedOffForFeed(h)).toEqual([`incident.opened ${FEED}`]);
+  });
+
+  async function interleavings(replicas: 1 | 2, seed: number, rounds: number): Promise<void> {
+    h = await pipelineHarness();
+    const harness = h;
+    const rng = mulberry32(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
+    const pipelines: Pipeline[] =
+      replicas === 1 ? [harness.pipeline] : [harness.pipeline, harness.newPipeline()];
+    const seen: Transition[] = [];
+    const cycle = async (kinds: PollKind[]): Promise<void> => {
+      // In order on one replica, or (two replicas) sometimes at once, each on a random replica.
+      if (replicas === 2 && rng() < 0.4) {
+        const reports = await Promise.all(kinds.map((k) => pick(pipelines).runCycle(k)));
+        for (const r of reports) seen.push(...r.transitions);
+      } else {
+        for (const k of kinds) seen.push(...(await pick(pipelines).runCycle(k)).transitions);
+      }
+    };
+    const states: Evidence[] = ['fresh', 'fresh', 'stale', 'unverified'];
+    const flip = (): void => {
+      if (rng() < 0.8) harness.sim.setEvidence(FEED, pick(states));
+      else harness.sim.setIncidentDatasetFresh(rng() < 0.5);
+    };
+
+    await cycle(['status', 'incidents']);
+    harness.clock.advance(60_000);
+    harness.sim.openIncident(FEED, { id: 'okta-r', title: 'Intermittent login failures' });
+    let flips = 0;
+    for (let round = 0; round < rounds; round++) {
+      // A flip before the round, between its two responses (either order), before the
+      // confirming read, or several of these.
+      if (rng() < 0.5) flip();
+      for (const path of [STATUS, INCIDENTS, CONFIRM]) {
+        if (rng() < 0.45) {
+          flips++;
+          harness.sim.beforeNext({ path, run: flip });
+        }
+      }
+      await cycle(rng() < 0.5 ? ['status', 'incidents'] : ['incidents', 'status']);
+      harness.clock.advance(pick([1_000, 30_000, 60_000]));
+    }
+    expect(flips).toBeGreaterThanOrEqual(50);
+    const incidentKinds = (ts: Transition[]): string[] =>
+      kindsOf(ts.filter((t) => t.kind.startsWith('incident.')));
+    // Opened once (the first time it was visible), never resolved while open upstream.
+    expect([...new Set(incidentKinds(seen))]).toEqual([`incident.opened ${FEED}`]);
+    expect(await handedOffForFeed(harness)).toEqual([`incident.opened ${FEED}`]);
+
+    // The real resolution: delivered exactly once, whatever the evidence does afterwards.
+    harness.sim.setIncidentDatasetFresh(true);
+    harness.sim.setEvidence(FEED, 'fresh');
+    harness.sim.resolveIncident(FEED, 'okta-r', 'Resolved');
+    await cycle(['status', 'incidents']);
+    harness.clock.advance(60_000);
+    for (let round = 0; round < 10; round++) {
+      harness.sim.beforeNext({ path: pick([STATUS, INCIDENTS, CONFIRM]), run: flip });
+      await cycle(['incidents', 'status']);
+      harness.clock.advance(60_000);
+    }
+    expect(await handedOffForFeed(harness)).toEqual([
+      `incident.opened ${FEED}`,
+      `incident.resolved ${FEED}`,
+    ]);
+  }
+
+  it('80 randomized interleavings of evidence flips (seeded): no false resolution, one opening, the real resolution once', async () => {
+    await interleavings(1, 20261126, 80);
+  });
+
+  it('the same with two replicas, sometimes polling at once', async () => {
+    await interleavings(2, 16, 80);
+  });
+});
+
+describe('Variant B keeps its rule: gone from a complete active list', () => {
+  it('resolves on the incidents response alone, in either poll order', async () => {
+    h = await pipelineHarness({ variant: 'B' });
+    await h.poll('incidents', 'status');
+    h.sim.openIncident(FEED, { id: 'okta-b', title: 'Push delays' });
+    expect(kindsOf(await h.poll('incidents', 'status'))).toEqual([`incident.opened ${FEED}`]);
+    h.sim.resolveIncident(FEED, 'okta-b');
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual([`incident.resolved ${FEED}`]);
+    // No confirming reads in Variant B.
+    expect(h.sim.stats.byPath[CONFIRM]).toBeUndefined();
+  });
+});
