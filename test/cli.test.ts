@@ -112,7 +112,7 @@ describe('statuswatch check-config', () => {
     expect(out).toMatch(/ {2}incidents +every 1m +1\/min/);
     expect(out).toMatch(/ {2}sla +every 15m +0\.07\/min/);
     expect(out).toMatch(
-      / {2}incident confirmations +every 1m +10\/min  \(up to 10 per incidents poll/,
+      / {2}incident confirmations +every 1m +10\/min {2}\(up to 10 per incidents poll/,
     );
     expect(out).toMatch(/ {2}total +13\.\d+\/min {2}OK/);
     expectNoSecrets(r.stdout + r.stderr);
