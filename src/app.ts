@@ -7,6 +7,7 @@ import { createKeys, createRedis, type Keys } from './redis.js';
 import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { Pipeline, type CycleReport, type PollKind } from './pipeline/cycle.js';
+import { VocabularyRecorder } from './pipeline/vocabulary.js';
 import { Handoff } from './pipeline/handoff.js';
 import { Poller } from './scheduler/poller.js';
 import { CategoryStore } from './routing/categories.js';
@@ -72,6 +73,7 @@ export class App extends EventEmitter<AppEvents> {
   readonly client: UpstreamClient;
   readonly pipeline: Pipeline;
   readonly handoff: Handoff;
+  readonly vocabulary: VocabularyRecorder;
   readonly poller: Poller;
   readonly categories: CategoryStore;
   readonly router: Router;
@@ -113,7 +115,15 @@ export class App extends EventEmitter<AppEvents> {
       },
     });
     this.handoff = new Handoff(this.redis, this.keys);
+    this.vocabulary = new VocabularyRecorder({
+      redis: this.redis,
+      keys: this.keys,
+      log,
+      unknownValues: this.metrics.unknownValues,
+      now,
+    });
     this.pipeline = new Pipeline({
+      vocabulary: this.vocabulary,
       client: this.client,
       redis: this.redis,
       keys: this.keys,
@@ -231,6 +241,7 @@ export class App extends EventEmitter<AppEvents> {
           deadLetters: () => this.deliveries.deadLetters(),
           retryDeadLetter: (id) => this.deliveries.retryDeadLetter(id),
           serviceState: (feedId) => this.serviceState(feedId),
+          vocabulary: () => this.vocabulary.report(),
         },
       });
       this.port = await this.ops.start();

@@ -1,4 +1,5 @@
 import type { SlaRecord, SlaReport, SlaStatus } from '../upstream/model.js';
+import { slaClassOf } from '../upstream/vocabulary.js';
 import type { SlaEntry } from './state.js';
 import { transitionId, type Transition } from './transition.js';
 import type { DiffResult } from './result.js';
@@ -9,10 +10,13 @@ export interface SlaDiffInput {
   now: number;
 }
 
-/** Negative margin is a breach whatever the status word says; an unknown word with a margin ≥ 0 says nothing. */
-export function slaClass(record: SlaRecord): SlaStatus {
-  if (record.margin < 0 || record.status === 'breached') return 'breached';
-  return record.status;
+/**
+ * The SLA class from what the contract promises (src/upstream/vocabulary.ts): a negative margin
+ * is breached whatever the word says, the documented `at_risk` is at risk, any other word with a
+ * margin ≥ 0 is met.
+ */
+export function slaClass(record: SlaRecord): Exclude<SlaStatus, 'unknown'> {
+  return slaClassOf(record.statusRaw, record.margin);
 }
 
 type SlaKind = 'sla.at_risk' | 'sla.breached' | 'sla.recovered';
@@ -33,10 +37,10 @@ export function diffSla(input: SlaDiffInput): DiffResult<SlaEntry> {
     const cls = slaClass(record);
     const prev = input.previous.get(record.feedId);
     if (prev === undefined) {
-      if (cls !== 'unknown') changed.set(record.feedId, { status: cls, seq: 0 });
+      changed.set(record.feedId, { status: cls, seq: 0 });
       continue;
     }
-    if (cls === 'unknown' || cls === prev.status) continue;
+    if (cls === prev.status) continue;
     const kind = slaEvent(prev.status, cls);
     if (kind !== null) {
       transitions.push({

@@ -20,6 +20,7 @@ import {
 } from '../diff/index.js';
 import { UpstreamError, type UpstreamClient } from '../upstream/index.js';
 import type { Incident, RateLimitInfo } from '../upstream/model.js';
+import type { WordCounts } from '../upstream/vocabulary.js';
 import { CatalogStore } from './catalog.js';
 import type { Handoff } from './handoff.js';
 
@@ -58,6 +59,8 @@ export interface PipelineDeps {
   handoff: Handoff;
   log: Logger;
   rules: PipelineRules;
+  /** Sees the words of every status, incidents and SLA response (vocabulary drift). */
+  vocabulary?: { record(words: WordCounts | undefined): void };
   now?: () => number;
 }
 
@@ -252,6 +255,7 @@ export class Pipeline {
     switch (kind) {
       case 'status': {
         const res = await client.status();
+        this.deps.vocabulary?.record(res.words);
         const diff = diffStatus({
           previous: previous as ReadonlyMap<string, StatusEntry>,
           snapshot: res.data,
@@ -269,6 +273,7 @@ export class Pipeline {
       }
       case 'incidents': {
         const res = await client.incidents();
+        this.deps.vocabulary?.record(res.words);
         const list = res.data;
         const prev = previous as ReadonlyMap<string, IncidentsEntry>;
         // Variant B incidents name their service but carry no feedId: resolve names via the catalog.
@@ -334,6 +339,7 @@ export class Pipeline {
       }
       case 'sla': {
         const res = await client.sla();
+        this.deps.vocabulary?.record(res.words);
         const diff = diffSla({
           previous: previous as ReadonlyMap<string, SlaEntry>,
           report: res.data,
@@ -416,6 +422,7 @@ export class Pipeline {
         continue;
       }
       rateLimit = res.rateLimit;
+      this.deps.vocabulary?.record(res.words);
       const l = res.data;
       const verified =
         res.skipped === 0 &&

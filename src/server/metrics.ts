@@ -29,6 +29,12 @@ export function createMetrics() {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    unknownValues: new Counter({
+      name: 'statuswatch_upstream_unknown_values_total',
+      help: 'Upstream values statuswatch does not recognise, by field and value (at most 20 values a field, the rest as "other")',
+      labelNames: ['field', 'value'] as const,
+      registers: [registry],
+    }),
     upstreamRequests: new Counter({
       name: 'statuswatch_upstream_requests_total',
       help: 'HTTP requests to the upstream API by route and status code',

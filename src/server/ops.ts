@@ -17,6 +17,8 @@ export interface AdminApi {
   deadLetters(): Promise<unknown>;
   retryDeadLetter(id: string): Promise<boolean>;
   serviceState(feedId: string): Promise<unknown>;
+  /** What the upstream's enumerated-looking fields were seen to hold, and how each word is read. */
+  vocabulary(): Promise<unknown>;
 }
 
 export interface OpsServerOptions {
@@ -133,6 +135,10 @@ export class OpsServer {
       const id = decodeURIComponent(retry[1] ?? '');
       const ok = await this.options.admin.retryDeadLetter(id);
       send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` });
+      return;
+    }
+    if (path === '/admin/upstream/vocabulary' && method === 'GET') {
+      send(res, 200, { fields: await this.options.admin.vocabulary() });
       return;
     }
     const service = /^\/admin\/services\/([^/]+)$/.exec(path);

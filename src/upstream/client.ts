@@ -414,7 +414,14 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
     if (!normalized.ok) {
       throw fail('upstream_bad_envelope', { status, rateLimit, detail: normalized.problem });
     }
-    return { data: normalized.value, rateLimit, httpStatus: status, skipped: normalized.skipped };
+    const result: UpstreamResult<T> = {
+      data: normalized.value,
+      rateLimit,
+      httpStatus: status,
+      skipped: normalized.skipped,
+    };
+    if (normalized.words !== undefined) result.words = normalized.words;
+    return result;
   }
 
   function seg(feedId: string): string {

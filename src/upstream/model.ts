@@ -4,6 +4,8 @@
  * sees a raw payload. Unknown enum values are kept raw (`*Raw`) and mapped to `unknown`.
  */
 
+import type { WordCounts } from './vocabulary.js';
+
 export type Variant = 'A' | 'B';
 
 export type SourceKind = 'official' | 'reachability' | 'community' | 'unknown';
@@ -34,6 +36,8 @@ export interface UpstreamResult<T> {
   httpStatus: number;
   /** Malformed rows dropped from a list response (0 for single objects). */
   skipped: number;
+  /** Words seen in enumerated-looking fields (status, incidents, sla lists), for drift tracking. */
+  words?: WordCounts;
 }
 
 /** A catalog entry (GET /services, /services/{feedId}). */

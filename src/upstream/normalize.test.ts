@@ -198,7 +198,8 @@ describe('status', () => {
   });
 
   it('normalizes Variant B field by field (status, then indicator)', () => {
-    expect(ok(normalizeStatusSnapshot(fx.statusB.data, fx.statusB.meta))).toEqual({
+    const r = ok(normalizeStatusSnapshot(fx.statusB.data, fx.statusB.meta));
+    expect({ value: r.value, skipped: r.skipped }).toEqual({
       value: fx.statusBExpected,
       skipped: 0,
     });
@@ -457,13 +458,33 @@ describe('opaque JSON', () => {
   });
 });
 
+describe("Variant A: an unknown display word is read from the row's other fields", () => {
+  it.each([
+    [{ displayStatus: 'unavailable' }, 'unknown'],
+    [{ displayStatus: 'unavailable', activeIncidentCount: 2 }, 'degraded'],
+    [{ displayStatus: 'unavailable', incidentScope: 'all_components' }, 'degraded'],
+    [{ displayStatus: 'unavailable', incidentScope: 'none', activeIncidentCount: 0 }, 'unknown'],
+    [{ displayStatus: 'unavailable', availabilityStatus: 'major_outage' }, 'major_outage'],
+    [{ displayStatus: 'operational', activeIncidentCount: 3 }, 'operational'],
+    [{ displayStatus: 'degraded', activeIncidentCount: 1 }, 'degraded'],
+  ] as const)('%j → %s', (fields, want) => {
+    const r = ok(normalizeServiceState({ feedId: 's', sourceKind: 'official', ...fields }));
+    expect(r.value.status).toBe(want);
+  });
+});
+
 describe('Variant B severity', () => {
   it.each([
     ['degraded', 'major', 'partial_outage'],
     ['degraded', 'minor', 'degraded'],
     ['up', 'none', 'operational'],
     ['down', 'minor', 'major_outage'],
-    ['wobbly', 'critical', 'unknown'],
+    // An unknown status word cannot hide what the indicator shows.
+    ['wobbly', 'critical', 'major_outage'],
+    ['wobbly', 'none', 'unknown'],
+    ['wobbly', 'severe', 'degraded'],
+    ['up', 'severe', 'degraded'],
+    ['offline', 'high', 'degraded'],
   ] as const)('status %s + indicator %s → %s', (status, indicator, want) => {
     const r = ok(normalizeServiceState({ feedId: 's', status, indicator, lastCheck: 1 }));
     expect(r.value.status).toBe(want);

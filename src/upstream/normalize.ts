@@ -8,18 +8,14 @@ import type { z } from 'zod';
 import type {
   Incident,
   IncidentList,
-  IncidentStatus,
   IncidentUpdate,
   ScoreRecord,
   ScoreReport,
   ServiceInfo,
   ServiceList,
   ServiceState,
-  ServiceStatus,
   SlaRecord,
   SlaReport,
-  SlaStatus,
-  SourceKind,
   StatusSnapshot,
   Variant,
 } from './model.js';
@@ -50,76 +46,31 @@ import {
   type WireStatusRowA,
   type WireStatusRowB,
 } from './schemas.js';
+import {
+  WordCounts,
+  mapIncidentStatus,
+  mapServiceStatus,
+  mapSlaStatus,
+  mapSourceKind,
+  statusOfRowA,
+  statusOfRowB,
+} from './vocabulary.js';
 
 /** Any value JSON can carry: what rankings and analytics return (their shape is undocumented). */
 export type JsonValue =
   null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Outcome of normalizing one payload: a value plus the rows skipped, or why it is unusable. */
+/**
+ * Outcome of normalizing one payload: a value plus the rows skipped (and, for the kinds with
+ * enumerated-looking fields, the words seen per field), or why it is unusable.
+ */
 export type Normalized<T> =
-  { ok: true; value: T; skipped: number } | { ok: false; problem: string };
+  { ok: true; value: T; skipped: number; words?: WordCounts } | { ok: false; problem: string };
 
 // ---------------------------------------------------------------------------------------------
-// Vocabulary mapping (vocab.md)
+// Vocabulary (src/upstream/vocabulary.ts)
 
-const SERVICE_STATUS: ReadonlyMap<string, ServiceStatus> = new Map<string, ServiceStatus>([
-  ['operational', 'operational'],
-  ['up', 'operational'],
-  ['reachable', 'operational'],
-  ['none', 'operational'],
-  ['degraded', 'degraded'],
-  ['degraded_performance', 'degraded'],
-  ['minor', 'degraded'],
-  ['partial_outage', 'partial_outage'],
-  ['major', 'partial_outage'],
-  ['major_outage', 'major_outage'],
-  ['down', 'major_outage'],
-  ['unreachable', 'major_outage'],
-  ['critical', 'major_outage'],
-  ['maintenance', 'maintenance'],
-  ['under_maintenance', 'maintenance'],
-]);
-
-const INCIDENT_STATUS: ReadonlyMap<string, IncidentStatus> = new Map<string, IncidentStatus>([
-  ['investigating', 'investigating'],
-  ['identified', 'identified'],
-  ['monitoring', 'monitoring'],
-  ['resolved', 'resolved'],
-]);
-
-const SLA_STATUS: ReadonlyMap<string, SlaStatus> = new Map<string, SlaStatus>([
-  ['met', 'met'],
-  ['at_risk', 'at_risk'],
-  ['breached', 'breached'],
-]);
-
-const SOURCE_KIND: ReadonlyMap<string, SourceKind> = new Map<string, SourceKind>([
-  ['official', 'official'],
-  ['reachability', 'reachability'],
-  ['community', 'community'],
-]);
-
-function lookup<T>(table: ReadonlyMap<string, T>, raw: string | null | undefined, fallback: T): T {
-  if (raw === null || raw === undefined) return fallback;
-  return table.get(raw.trim().toLowerCase()) ?? fallback;
-}
-
-/** Any status word of either variant (displayStatus, status, indicator, reachability). */
-export function mapServiceStatus(raw: string | null | undefined): ServiceStatus {
-  return lookup(SERVICE_STATUS, raw, 'unknown');
-}
-
-export function mapIncidentStatus(raw: string | null | undefined): IncidentStatus {
-  return lookup(INCIDENT_STATUS, raw, 'unknown');
-}
-
-export function mapSlaStatus(raw: string | null | undefined): SlaStatus {
-  return lookup(SLA_STATUS, raw, 'unknown');
-}
-
-export function mapSourceKind(raw: string | null | undefined): SourceKind {
-  return lookup(SOURCE_KIND, raw, 'unknown');
-}
+export { mapIncidentStatus, mapServiceStatus, mapSlaStatus, mapSourceKind };
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -257,18 +208,27 @@ export function normalizeService(data: unknown): Normalized<ServiceInfo> {
 // ---------------------------------------------------------------------------------------------
 // Status
 
-function buildStateA(w: WireStatusRowA): ServiceState {
+function buildStateA(w: WireStatusRowA, words?: WordCounts): ServiceState {
   const statusRaw = firstString(
     w.displayStatus,
     w.status,
     w.endpointReachabilityStatus,
     w.availabilityStatus,
   );
+  if (words !== undefined) {
+    words.add('status.displayStatus', w.displayStatus);
+    words.add('status.status', w.status);
+    words.add('status.availabilityStatus', w.availabilityStatus);
+    words.add('status.endpointReachabilityStatus', w.endpointReachabilityStatus);
+    words.add('status.incidentScope', w.incidentScope);
+    words.add('status.sourceKind', w.sourceKind);
+    words.add('status.verificationState', w.verificationState);
+  }
   return {
     feedId: w.feedId,
     name: w.name ?? null,
     variant: 'A',
-    status: mapServiceStatus(statusRaw),
+    status: statusOfRowA(w),
     statusRaw,
     indicator: null,
     sourceKind: mapSourceKind(w.sourceKind),
@@ -285,34 +245,17 @@ function buildStateA(w: WireStatusRowA): ServiceState {
   };
 }
 
-const SEVERITY: Readonly<Record<ServiceStatus, number>> = {
-  unknown: -1,
-  operational: 0,
-  maintenance: 1,
-  degraded: 2,
-  partial_outage: 3,
-  major_outage: 4,
-};
-
-/**
- * Variant B says it twice: `status` (up/degraded/down) and `indicator` (none/minor/major/critical).
- * `status: degraded, indicator: major` is a partial outage, so the more severe of the two wins
- * (Variant A would say `partial_outage` for the same service).
- */
-function statusOfB(w: WireStatusRowB): ServiceStatus {
-  const fromStatus = mapServiceStatus(w.status);
-  const fromIndicator = mapServiceStatus(w.indicator);
-  if (w.status !== undefined && fromStatus === 'unknown') return 'unknown';
-  return SEVERITY[fromIndicator] > SEVERITY[fromStatus] ? fromIndicator : fromStatus;
-}
-
-function buildStateB(w: WireStatusRowB): ServiceState {
+function buildStateB(w: WireStatusRowB, words?: WordCounts): ServiceState {
   const statusRaw = firstString(w.status, w.indicator);
+  if (words !== undefined) {
+    words.add('statusB.status', w.status);
+    words.add('statusB.indicator', w.indicator);
+  }
   return {
     feedId: w.feedId,
     name: null,
     variant: 'B',
-    status: statusOfB(w),
+    status: statusOfRowB(w),
     statusRaw,
     indicator: w.indicator ?? null,
     sourceKind: 'unknown',
@@ -331,21 +274,26 @@ function buildStateB(w: WireStatusRowB): ServiceState {
 
 type StateParse = { success: true; data: ServiceState } | { success: false };
 
-function parseStatusRow(row: unknown): StateParse {
+function parseStatusRow(row: unknown, words?: WordCounts): StateParse {
   if (detectStatusRowVariant(row) === 'A') {
     const fast = isRecord(row) ? readStatusRowA(row) : undefined;
-    if (fast !== undefined) return { success: true, data: buildStateA(fast) };
+    if (fast !== undefined) return { success: true, data: buildStateA(fast, words) };
     const p = statusRowASchema.safeParse(row);
-    return p.success ? { success: true, data: buildStateA(p.data) } : { success: false };
+    return p.success ? { success: true, data: buildStateA(p.data, words) } : { success: false };
   }
   const p = statusRowBSchema.safeParse(row);
-  return p.success ? { success: true, data: buildStateB(p.data) } : { success: false };
+  return p.success ? { success: true, data: buildStateB(p.data, words) } : { success: false };
 }
 
 export function normalizeStatusSnapshot(data: unknown, meta: unknown): Normalized<StatusSnapshot> {
   const list = asList(data, 'status');
   if (!list.ok) return list;
-  const { items, skipped } = mapRows(list.rows, parseStatusRow, (s) => s);
+  const words = new WordCounts();
+  const { items, skipped } = mapRows(
+    list.rows,
+    (row) => parseStatusRow(row, words),
+    (s) => s,
+  );
   const m = statusMetaSchema.safeParse(meta);
   const md = m.success ? m.data : undefined;
   const includes = md?.includes;
@@ -370,6 +318,7 @@ export function normalizeStatusSnapshot(data: unknown, meta: unknown): Normalize
       services: items,
     },
     skipped,
+    words,
   };
 }
 
@@ -442,10 +391,14 @@ function buildIncident(w: WireIncident, raw: Record<string, unknown>): Incident 
   };
 }
 
-function parseIncident(row: unknown): { success: true; data: Incident } | { success: false } {
+function parseIncident(
+  row: unknown,
+  words?: WordCounts,
+): { success: true; data: Incident } | { success: false } {
   if (!isRecord(row)) return { success: false };
   const p = incidentSchema.safeParse(row);
   if (!p.success) return { success: false };
+  words?.add('incident.status', p.data.status);
   const incident = buildIncident(p.data, row);
   return incident === null ? { success: false } : { success: true, data: incident };
 }
@@ -453,9 +406,15 @@ function parseIncident(row: unknown): { success: true; data: Incident } | { succ
 export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<IncidentList> {
   const list = asList(data, 'incidents');
   if (!list.ok) return list;
-  const { items, skipped } = mapRows(list.rows, parseIncident, (i) => i);
+  const words = new WordCounts();
+  const { items, skipped } = mapRows(
+    list.rows,
+    (row) => parseIncident(row, words),
+    (i) => i,
+  );
   const m = incidentMetaSchema.safeParse(meta);
   const md = m.success ? m.data : undefined;
+  words.add('incidents.verificationState', md?.verificationState);
   const metaIsA = md?.sourceKind !== undefined || md?.verificationState !== undefined;
   const rowsAreA = list.rows.some((r) => hasAny(r, INCIDENT_VARIANT_A_FIELDS));
   return {
@@ -469,6 +428,7 @@ export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<
       incidents: items,
     },
     skipped,
+    words,
   };
 }
 
@@ -490,10 +450,14 @@ function buildSla(w: WireSlaRecord): SlaRecord {
 export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
   const parsed = slaDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
+  const words = new WordCounts();
   const { items, skipped } = mapRows(
     parsed.data.services,
     (r) => slaRecordSchema.safeParse(r),
-    buildSla,
+    (w) => {
+      words.add('sla.status', w.status);
+      return buildSla(w);
+    },
   );
   const s = parsed.data.summary;
   return {
@@ -507,6 +471,7 @@ export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
       services: items,
     },
     skipped,
+    words,
   };
 }
 
