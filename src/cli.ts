@@ -9,7 +9,7 @@ import { loadConfig, resolveConfigPath, ConfigError } from './config/load.js';
 import { redactText, secretValues } from './config/redact.js';
 import type { Config } from './config/schema.js';
 import { App, BudgetError } from './app.js';
-import { createSimulator, loadScenario } from './sim/index.js';
+import { WORDINGS, createSimulator, loadScenario, type Wording } from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
 import { runDemo } from './commands/demo.js';
 import { registerSilenceCommands } from './commands/silence.js';
@@ -154,6 +154,7 @@ async function simulate(o: {
   port: number;
   host: string;
   variant: 'A' | 'B';
+  wording: Wording;
   services: number;
   seed: number;
   scenario?: string;
@@ -167,12 +168,13 @@ async function simulate(o: {
     services: o.services,
     seed: o.seed,
     variant: o.variant,
+    wording: o.wording,
     keys,
     ...(o.rateLimit ? {} : { rateLimit: false as const }),
   });
   const url = await sim.listen(o.port, o.host);
   process.stdout.write(
-    `statuswatch simulator (variant ${o.variant}, ${o.services} services) at ${url}/api/v1\n`,
+    `statuswatch simulator (variant ${o.variant}, ${o.services} services, ${o.wording} wording) at ${url}/api/v1\n`,
   );
   if (o.scenario !== undefined) {
     const scenario = await loadScenario(o.scenario);
@@ -231,6 +233,14 @@ function buildProgram(): Command {
     .option('-p, --port <n>', 'port', intOption('--port', 0, 65535), 4010)
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .addOption(new Option('--variant <v>', 'response variant').choices(['A', 'B']).default('A'))
+    .addOption(
+      new Option(
+        '--wording <w>',
+        'words of the fields the contract does not enumerate (alternate: a different vocabulary)',
+      )
+        .choices([...WORDINGS])
+        .default('standard'),
+    )
     .option('--services <n>', 'catalog size', intOption('--services', 1, 200_000), 2000)
     .option('--seed <n>', 'catalog seed', intOption('--seed', 0, 2 ** 31 - 1), 42)
     .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')

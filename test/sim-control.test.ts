@@ -274,5 +274,20 @@ describe('performance', () => {
       data: Record<string, unknown>;
     };
     expect(list.data.find((r) => r['feedId'] === 'svc-19999')).toEqual(one.data);
+
+    // the alternate wording takes the same fast path (new body after the switch, then cached)
+    sim.setWording('alternate');
+    const alternate = await timed();
+    expect(alternate.cpuMs).toBeLessThan(800);
+    expect(alternate.bytes).toBeGreaterThan(20_000 * 300);
+    expect(alternate.bytes).not.toBe(first.bytes);
+    const altList = (await (await fetch(`${api}/status`)).json()) as {
+      data: Record<string, unknown>[];
+    };
+    const altOne = (await (await fetch(`${api}/status/svc-19999`)).json()) as {
+      data: Record<string, unknown>;
+    };
+    expect(altOne.data['displayStatus']).toBe('performance_issues');
+    expect(altList.data.find((r) => r['feedId'] === 'svc-19999')).toEqual(altOne.data);
   });
 });

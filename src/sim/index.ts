@@ -39,5 +39,6 @@ export {
   type SimStatus,
   type Variant,
 } from './state.js';
+export { WORDINGS, type Wording } from './wording.js';
 export { SimulatorError, type SimulatorErrorCode } from './errors.js';
 export { demoScenario } from './scenarios/demo.js';

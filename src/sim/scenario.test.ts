@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorCode } from '../errors.js';
-import { loadScenario, parseDuration, parseScenario } from './scenario.js';
+import { buildCatalog } from './catalog.js';
+import { applyStepTo, loadScenario, parseDuration, parseScenario } from './scenario.js';
 import { demoScenario } from './scenarios/demo.js';
+import { SimState } from './state.js';
 
 let dir = '';
 beforeAll(async () => {
@@ -149,5 +151,51 @@ describe('held steps (`before`)', () => {
         ],
       }),
     ).toThrow(/steps\[0\]/);
+  });
+});
+
+describe('wording.set', () => {
+  it('parses standard and alternate, and applies them to the state', () => {
+    const s = parseScenario({
+      steps: [
+        { at: 0, action: 'wording.set', wording: 'alternate' },
+        { at: '1s', action: 'wording.set', wording: 'standard' },
+      ],
+    });
+    expect(s.steps).toEqual([
+      { at: 0, action: 'wording.set', wording: 'alternate' },
+      { at: '1s', action: 'wording.set', wording: 'standard' },
+    ]);
+    const state = new SimState({
+      catalog: buildCatalog(10, 1),
+      seed: 1,
+      variant: 'A',
+      now: () => 0,
+    });
+    const [first, second] = s.steps;
+    applyStepTo(state, first!);
+    expect(state.wording).toBe('alternate');
+    applyStepTo(state, second!);
+    expect(state.wording).toBe('standard');
+  });
+
+  it('rejects a bad wording or a missing one with an error naming steps[i].wording', () => {
+    let err: unknown;
+    try {
+      parseScenario({
+        steps: [
+          { at: 0, action: 'wording.set', wording: 'alternate' },
+          { at: 0, action: 'wording.set', wording: 'fancy' },
+        ],
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(errorCode(err)).toBe('sim_scenario_invalid');
+    expect((err as Error).message).toMatch(/steps\[1\]\.wording: /);
+    expect((err as Error).message).not.toMatch(/steps\[0\]/);
+    expect(() => parseScenario({ steps: [{ at: 0, action: 'wording.set' }] })).toThrow(
+      /steps\[0\]\.wording: /,
+    );
   });
 });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { toError } from '../errors.js';
 import { SimulatorError } from './errors.js';
 import { EVIDENCE_STATES, INCIDENT_STATUSES, SIM_STATUSES, type SimState } from './state.js';
+import { WORDINGS } from './wording.js';
 
 const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -90,6 +91,7 @@ const stepSchema = z.discriminatedUnion('action', [
   }),
   z.strictObject({ at, action: z.literal('incidents.dataset'), fresh: z.boolean(), before }),
   z.strictObject({ at, action: z.literal('variant.set'), variant: z.enum(['A', 'B']) }),
+  z.strictObject({ at, action: z.literal('wording.set'), wording: z.enum(WORDINGS) }),
 ]);
 
 export const scenarioSchema = z.strictObject({ steps: z.array(stepSchema) });
@@ -187,6 +189,9 @@ export function applyStepTo(state: SimState, step: ScenarioStep): void {
       return;
     case 'variant.set':
       state.setVariant(step.variant);
+      return;
+    case 'wording.set':
+      state.setWording(step.wording);
       return;
   }
 }

@@ -51,12 +51,15 @@ import {
   serviceB,
   slaRecord,
   slaSummary,
+  snapshotFactsB,
   statusRowA,
   statusRowAJson,
   statusRowB,
   type Include,
+  type SnapshotFactsB,
   type StatusRowB,
 } from './views.js';
+import { WORDINGS, isWording, vocabularyOf, type Wording } from './wording.js';
 
 export interface SimulatorOptions {
   /** Catalog size, 1..100,000; default 2000. */
@@ -65,6 +68,11 @@ export interface SimulatorOptions {
   seed?: number;
   /** Response shape of services/status/incidents; default 'A'. */
   variant?: Variant;
+  /**
+   * Words of the fields the contract does not enumerate (wording.ts); default 'standard'.
+   * `alternate` words every such field differently; the words the contract names stay.
+   */
+  wording?: Wording;
   /** Valid API keys and their scopes (`sla:read`, `scores:read`, `rankings:read`, `analytics:read`). */
   keys?: Record<string, { scopes: string[] }>;
   /** Requests per window: 30 without a key, 120 with one, per 60 s by default; false disables. */
@@ -122,6 +130,8 @@ export interface Simulator {
   close(): Promise<void>;
   readonly url: string;
   setVariant(v: Variant): void;
+  /** Switches the wording of every response from now on (cached bodies are not reused). */
+  setWording(w: Wording): void;
   setInitializing(on: boolean): void;
   feedIds(): string[];
   openIncident(
@@ -213,6 +223,10 @@ interface FailRule {
 
 interface SnapshotB {
   generatedMs: number;
+  /** What was captured at `generatedMs`, in standard words. */
+  facts: SnapshotFactsB[];
+  /** The wording `rows`, `index` and `data` are rendered in. */
+  wording: Wording;
   rows: StatusRowB[];
   index: Map<string, StatusRowB>;
   data: Buffer | null;
@@ -269,7 +283,14 @@ class SimulatorImpl implements Simulator {
     if (!(['A', 'B'] as readonly string[]).includes(variant)) {
       throw new SimulatorError('sim_invalid_option', `variant must be A or B, got ${variant}`);
     }
-    this.state = new SimState({ catalog: this.catalog, seed, variant, now: this.now });
+    const wording = o.wording ?? 'standard';
+    if (!isWording(wording)) {
+      throw new SimulatorError(
+        'sim_invalid_option',
+        `wording must be ${WORDINGS.join(' or ')}, got ${String(wording)}`,
+      );
+    }
+    this.state = new SimState({ catalog: this.catalog, seed, variant, wording, now: this.now });
     this.keys = o.keys ?? {};
     const rl = o.rateLimit ?? { public: 30, premium: 120 };
     if (rl === false) {
@@ -354,6 +375,10 @@ class SimulatorImpl implements Simulator {
 
   setVariant(v: Variant): void {
     this.state.setVariant(v);
+  }
+
+  setWording(w: Wording): void {
+    this.state.setWording(w);
   }
 
   setInitializing(on: boolean): void {
@@ -765,7 +790,8 @@ class SimulatorImpl implements Simulator {
       });
     }
     const cycle = Math.floor(nowMs / CHECK_INTERVAL_MS);
-    const data = this.cache.get(`statusA|${this.state.version}|${cycle}|${include ?? ''}`, () =>
+    const key = `statusA|${this.state.wording}|${this.state.version}|${cycle}|${include ?? ''}`;
+    const data = this.cache.get(key, () =>
       include === null
         ? jsonArray(this.state.services, (s) => statusRowAJson(this.state, s, nowMs))
         : json(this.state.services.map((s) => statusRowA(this.state, s, nowMs, include))),
@@ -800,16 +826,34 @@ class SimulatorImpl implements Simulator {
     const boundary =
       this.epochMs +
       Math.floor(Math.max(0, nowMs - this.epochMs) / this.refreshMs) * this.refreshMs;
-    if (this.snapshotB?.generatedMs !== boundary) {
-      const rows = this.state.services.map((s) => statusRowB(this.state, s, nowMs));
-      this.snapshotB = {
-        generatedMs: boundary,
-        rows,
-        index: new Map(rows.map((r) => [r.feedId, r])),
-        data: null,
-      };
+    const wording = this.state.wording;
+    let snap = this.snapshotB;
+    if (snap?.generatedMs !== boundary) {
+      const facts = this.state.services.map((s) => snapshotFactsB(this.state, s, nowMs));
+      snap = this.renderSnapshotB(boundary, facts, wording);
+    } else if (snap.wording !== wording) {
+      // A wording switch shows at once, on the data captured at the last refresh.
+      snap = this.renderSnapshotB(snap.generatedMs, snap.facts, wording);
     }
-    return this.snapshotB;
+    this.snapshotB = snap;
+    return snap;
+  }
+
+  private renderSnapshotB(
+    generatedMs: number,
+    facts: SnapshotFactsB[],
+    wording: Wording,
+  ): SnapshotB {
+    const v = vocabularyOf(wording);
+    const rows = facts.map((f) => statusRowB(f, v));
+    return {
+      generatedMs,
+      facts,
+      wording,
+      rows,
+      index: new Map(rows.map((r) => [r.feedId, r])),
+      data: null,
+    };
   }
 
   // -- incidents
@@ -817,6 +861,7 @@ class SimulatorImpl implements Simulator {
   private incidents(svc: ServiceRuntime | null): Reply {
     const nowMs = this.now();
     const st = this.state;
+    const v = vocabularyOf(st.wording);
     if (st.variant === 'B') {
       const rows: IncidentRow[] = [];
       let affected = 0;
@@ -824,7 +869,7 @@ class SimulatorImpl implements Simulator {
         const active = st.activeIncidents(s);
         if (active.length === 0) continue;
         affected++;
-        for (const inc of active) rows.push({ inc, row: incidentB(s, inc) });
+        for (const inc of active) rows.push({ inc, row: incidentB(s, inc, v) });
       }
       return okList(json(sortRows(rows)), { total: rows.length, services_affected: affected });
     }
@@ -836,8 +881,8 @@ class SimulatorImpl implements Simulator {
             .sort(byStartedDesc)
             .map((i) => incidentA(st, svc, i, nowMs))
         : [];
-      const verification = visible
-        ? 'verified'
+      const verification: Evidence = visible
+        ? 'fresh'
         : !st.incidentsDatasetFresh || svc.entry.sourceKind !== 'official'
           ? 'unverified'
           : svc.evidence === 'stale'
@@ -847,7 +892,7 @@ class SimulatorImpl implements Simulator {
         total: rows.length,
         services_affected: rows.length > 0 ? 1 : 0,
         sourceKind: svc.entry.sourceKind,
-        verificationState: verification,
+        verificationState: v.verification[verification],
       });
     }
     if (!st.incidentsDatasetFresh) {
@@ -855,13 +900,13 @@ class SimulatorImpl implements Simulator {
         total: 0,
         services_affected: 0,
         sourceKind: 'official',
-        verificationState: 'unverified',
+        verificationState: v.verification.unverified,
       });
     }
     let total = 0;
     let affected = 0;
     const cycle = Math.floor(nowMs / CHECK_INTERVAL_MS);
-    const data = this.cache.get(`incidentsA|${st.version}|${cycle}`, () => {
+    const data = this.cache.get(`incidentsA|${st.wording}|${st.version}|${cycle}`, () => {
       const rows: IncidentRow[] = [];
       for (const s of st.services) {
         if (!incidentsVisibleA(st, s)) continue;
@@ -880,7 +925,7 @@ class SimulatorImpl implements Simulator {
       total,
       services_affected: affected,
       sourceKind: 'official',
-      verificationState: 'verified',
+      verificationState: v.verification.fresh,
     });
   }
 
@@ -888,21 +933,26 @@ class SimulatorImpl implements Simulator {
 
   private sla(svc: ServiceRuntime | null, month: Period): Reply {
     const seed = this.state.seed;
+    const wording = this.state.wording;
+    const v = vocabularyOf(wording);
     const record = (s: ServiceRuntime): Record<string, unknown> => {
       if (month.kind === 'month') {
         const m = monthlyRecord(seed, s.entry.feedId, month.month);
-        return slaRecord(s.entry, m.slaTarget, m.uptime30d);
+        return slaRecord(s.entry, m.slaTarget, m.uptime30d, v);
       }
-      return slaRecord(s.entry, s.slaTarget, s.uptime30d);
+      return slaRecord(s.entry, s.slaTarget, s.uptime30d, v);
     };
     if (svc) return ok(record(svc));
-    const key = month.kind === 'month' ? `sla|m|${month.month}` : `sla|${this.state.version}`;
+    const key =
+      month.kind === 'month'
+        ? `sla|${wording}|m|${month.month}`
+        : `sla|${wording}|${this.state.version}`;
     return {
       status: 200,
       chunks: [
         this.cache.get(key, () => {
           const services = this.state.services.map(record);
-          return json({ success: true, data: { summary: slaSummary(services), services } });
+          return json({ success: true, data: { summary: slaSummary(services, v), services } });
         }),
       ],
     };
@@ -912,16 +962,21 @@ class SimulatorImpl implements Simulator {
     s: ServiceRuntime,
     month: Period,
   ): { score: number; record: Record<string, unknown> } {
+    const v = vocabularyOf(this.state.wording);
     if (month.kind === 'month') {
       const m = monthlyRecord(this.state.seed, s.entry.feedId, month.month);
-      return { score: m.score, record: scoreRecord(s.entry, m.score, m.components) };
+      return { score: m.score, record: scoreRecord(s.entry, m.score, m.components, v) };
     }
-    return { score: s.score, record: scoreRecord(s.entry, s.score, s.components) };
+    return { score: s.score, record: scoreRecord(s.entry, s.score, s.components, v) };
   }
 
   private scores(svc: ServiceRuntime | null, month: Period): Reply {
     if (svc) return ok(this.scoreOf(svc, month).record);
-    const key = month.kind === 'month' ? `scores|m|${month.month}` : `scores|${this.state.version}`;
+    const wording = this.state.wording;
+    const key =
+      month.kind === 'month'
+        ? `scores|${wording}|m|${month.month}`
+        : `scores|${wording}|${this.state.version}`;
     return {
       status: 200,
       chunks: [

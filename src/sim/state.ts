@@ -1,6 +1,8 @@
 /**
  * Mutable simulation state behind the simulator's HTTP answers: per-service status, incidents,
- * SLA, score and evidence freshness, plus global switches (variant, incident dataset freshness).
+ * SLA, score and evidence freshness, plus global switches (variant, wording, incident dataset
+ * freshness). The state keeps the simulator's standard words; the wording only selects how the
+ * views translate them.
  * Every mutation bumps `version`, which keys the serialized-response caches.
  *
  * Initial values are seeded per service from (seed, feedId), so they are deterministic and do
@@ -11,6 +13,7 @@
 import { WELL_KNOWN_FEED_IDS, type CatalogEntry } from './catalog.js';
 import { SimulatorError } from './errors.js';
 import { Rng, round } from './prng.js';
+import { WORDINGS, isWording, type Wording } from './wording.js';
 
 export const SIM_STATUSES = [
   'operational',
@@ -30,6 +33,9 @@ export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 export type Impact = 'minor' | 'major' | 'critical';
 export type Variant = 'A' | 'B';
 export type SlaStatus = 'met' | 'at_risk' | 'breached';
+
+export const TIERS = ['excellent', 'good', 'fair', 'poor', 'critical'] as const;
+export type Tier = (typeof TIERS)[number];
 
 /** Evidence is re-collected for every service once per check cycle. */
 export const CHECK_INTERVAL_MS = 60_000;
@@ -115,7 +121,7 @@ export function gradeOf(score: number): string {
   return 'F';
 }
 
-export function tierOf(score: number): string {
+export function tierOf(score: number): Tier {
   if (score >= 90) return 'excellent';
   if (score >= 80) return 'good';
   if (score >= 70) return 'fair';
@@ -262,6 +268,8 @@ export interface SimStateOptions {
   catalog: CatalogEntry[];
   seed: number;
   variant: Variant;
+  /** Default 'standard'. */
+  wording?: Wording;
   now: () => number;
 }
 
@@ -270,6 +278,7 @@ export class SimState {
   readonly seed: number;
   readonly now: () => number;
   variant: Variant;
+  wording: Wording;
   incidentsDatasetFresh = true;
   /** Bumped on every data mutation; keys the response caches. */
   version = 0;
@@ -283,6 +292,7 @@ export class SimState {
     this.seed = o.seed;
     this.now = o.now;
     this.variant = o.variant;
+    this.wording = o.wording ?? 'standard';
     const nowMs = o.now();
     this.lastMutationMs = nowMs;
     const nowSec = Math.floor(nowMs / 1000);
@@ -342,6 +352,18 @@ export class SimState {
       throw new SimulatorError('sim_invalid_argument', `variant must be A or B, got ${v}`);
     }
     this.variant = v;
+    this.touch();
+  }
+
+  /** Switches the words of the HTTP output; bumps `version`, so no cached body survives it. */
+  setWording(w: Wording): void {
+    if (!isWording(w)) {
+      throw new SimulatorError(
+        'sim_invalid_argument',
+        `wording must be ${WORDINGS.join(' or ')}, got ${String(w)}`,
+      );
+    }
+    this.wording = w;
     this.touch();
   }
 

@@ -1,24 +1,39 @@
 /**
  * Wire shapes of the simulator: pure functions from state to the JSON records of
  * upstream-api.md (Variant A and B) and of the vocabulary's answers to the contract's gaps.
+ * Every word the contract does not enumerate goes through the state's wording (wording.ts).
  */
 import type { CatalogEntry } from './catalog.js';
 import { round } from './prng.js';
 import {
   CHECK_INTERVAL_MS,
+  EVIDENCE_STATES,
+  SIM_STATUSES,
   gradeOf,
   slaView,
   tierOf,
+  type Evidence,
   type ServiceRuntime,
   type SimIncident,
   type SimState,
   type SimStatus,
 } from './state.js';
+import {
+  ALTERNATE,
+  REACHABILITIES,
+  SCOPES,
+  STANDARD,
+  vocabularyOf,
+  type Reachability,
+  type Scope,
+  type Vocabulary,
+  type Wording,
+} from './wording.js';
+
+export type { Reachability } from './wording.js';
 
 export const INCLUDES = ['incidents', 'maintenances', 'details'] as const;
 export type Include = (typeof INCLUDES)[number];
-
-export type Reachability = 'reachable' | 'degraded' | 'unreachable';
 
 const STATUS_LABELS: Record<SimStatus, string> = {
   operational: 'Operational',
@@ -54,14 +69,6 @@ const REACHABILITY_DISPLAY: Record<Reachability, SimStatus> = {
   reachable: 'operational',
   degraded: 'degraded',
   unreachable: 'major_outage',
-};
-
-const B_STATUS: Record<SimStatus, { status: string; indicator: string }> = {
-  operational: { status: 'up', indicator: 'none' },
-  degraded: { status: 'degraded', indicator: 'minor' },
-  partial_outage: { status: 'degraded', indicator: 'major' },
-  major_outage: { status: 'down', indicator: 'critical' },
-  maintenance: { status: 'maintenance', indicator: 'maintenance' },
 };
 
 /** ISO 8601 with an explicit UTC offset, e.g. 2025-11-25T21:58:00+00:00. */
@@ -100,8 +107,21 @@ export function incidentsVisibleA(state: SimState, svc: ServiceRuntime): boolean
   );
 }
 
-function updatesOf(inc: SimIncident): Record<string, unknown>[] {
-  return inc.updates.map((u) => ({ id: u.id, status: u.status, body: u.body, created: u.created }));
+/** Update items: `{ id, status, body, created }`, or `{ id, status, message, timestamp }` in the alternate wording. */
+function updatesOf(inc: SimIncident, v: Vocabulary): Record<string, unknown>[] {
+  return v.wording === 'alternate'
+    ? inc.updates.map((u) => ({
+        id: u.id,
+        status: v.incident[u.status],
+        message: u.body,
+        timestamp: u.created,
+      }))
+    : inc.updates.map((u) => ({
+        id: u.id,
+        status: v.incident[u.status],
+        body: u.body,
+        created: u.created,
+      }));
 }
 
 export function incidentA(
@@ -110,30 +130,35 @@ export function incidentA(
   inc: SimIncident,
   nowMs: number,
 ): Record<string, unknown> {
+  const v = vocabularyOf(state.wording);
   return {
     service: svc.entry.name,
     feedId: svc.entry.feedId,
     id: inc.id,
     title: inc.title,
-    status: inc.status,
+    status: v.incident[inc.status],
     started: inc.started,
     sourceKind: 'official',
-    verificationState: 'verified',
+    verificationState: v.verification.fresh,
     verifiedAt: isoSeconds(state.verifiedAtOf(svc, nowMs)),
     officialStatusUrl: svc.entry.officialStatusUrl,
     canonicalServiceUrl: svc.entry.canonicalUrl,
-    updates: updatesOf(inc),
+    updates: updatesOf(inc, v),
   };
 }
 
-export function incidentB(svc: ServiceRuntime, inc: SimIncident): Record<string, unknown> {
+export function incidentB(
+  svc: ServiceRuntime,
+  inc: SimIncident,
+  v: Vocabulary,
+): Record<string, unknown> {
   return {
     service: svc.entry.name,
     id: inc.id,
     title: inc.title,
-    status: inc.status,
+    status: v.incident[inc.status],
     started: inc.started,
-    updates: updatesOf(inc),
+    updates: updatesOf(inc, v),
   };
 }
 
@@ -142,32 +167,81 @@ export function byStartedDesc(a: SimIncident, b: SimIncident): number {
   return b.started - a.started || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-const VERIFICATION: Record<ServiceRuntime['evidence'], string> = {
-  fresh: 'verified',
-  stale: 'stale',
-  unverified: 'unverified',
-};
-
-/** Everything a Variant A status row shows, computed once for both renderers. */
+/** Everything a Variant A status row shows (in standard words), computed once for both renderers. */
 interface RowFactsA {
   official: boolean;
   display: SimStatus;
   availability: SimStatus;
   reach: Reachability;
-  scope: 'none' | 'partial' | 'full';
+  scope: Scope;
   summary: string;
-  verificationState: string;
+  evidence: Evidence;
   verifiedAt: string;
   active: SimIncident[];
   lastChanged: number;
   lastCheck: number;
 }
 
-const SCOPE_LABELS = {
+const SCOPE_LABELS: Record<Scope, string | null> = {
   none: null,
   partial: 'Some components affected',
   full: 'All components affected',
-} as const;
+};
+
+function tableOf<K extends string>(
+  keys: readonly K[],
+  render: (k: K) => string,
+): Record<K, string> {
+  return Object.fromEntries(keys.map((k) => [k, render(k)])) as Record<K, string>;
+}
+
+/** Precomputed JSON fragments of the fast path, per wording (no per-row string building). */
+interface FragmentsA {
+  /** `,"status":"…"` */
+  legacy: Record<SimStatus, string>;
+  /** `,"displayStatus":"…","statusLabel":"…"` */
+  display: Record<SimStatus, string>;
+  /** `,"availabilityStatus":"…","availabilityLabel":"…"` */
+  availability: Record<SimStatus, string>;
+  /** `,"incidentScope":"…","incidentScopeLabel":…` */
+  scope: Record<Scope, string>;
+  /** `,"verificationState":"…","verifiedAt":` (the value follows) */
+  verification: Record<Evidence, string>;
+  /** `,"endpointReachabilityStatus":"…"}` (closes the row) */
+  reachTail: Record<Reachability, string>;
+}
+
+function fragmentsA(v: Vocabulary): FragmentsA {
+  const j = JSON.stringify;
+  return {
+    legacy: tableOf(SIM_STATUSES, (s) => `,"status":${j(v.status[s])}`),
+    display: tableOf(
+      SIM_STATUSES,
+      (s) => `,"displayStatus":${j(v.status[s])},"statusLabel":${j(STATUS_LABELS[s])}`,
+    ),
+    availability: tableOf(
+      SIM_STATUSES,
+      (s) => `,"availabilityStatus":${j(v.status[s])},"availabilityLabel":${j(STATUS_LABELS[s])}`,
+    ),
+    scope: tableOf(
+      SCOPES,
+      (s) => `,"incidentScope":${j(v.scope[s])},"incidentScopeLabel":${j(SCOPE_LABELS[s])}`,
+    ),
+    verification: tableOf(
+      EVIDENCE_STATES,
+      (e) => `,"verificationState":${j(v.verification[e])},"verifiedAt":`,
+    ),
+    reachTail: tableOf(
+      REACHABILITIES,
+      (r) => `,"endpointReachabilityStatus":${j(v.reachability[r])}}`,
+    ),
+  };
+}
+
+const FRAGMENTS_A: Readonly<Record<Wording, FragmentsA>> = {
+  standard: fragmentsA(STANDARD),
+  alternate: fragmentsA(ALTERNATE),
+};
 
 const isoMemo = new Map<number, string>();
 
@@ -182,7 +256,7 @@ function isoCached(unixSeconds: number): string {
   return s;
 }
 
-function factsA(state: SimState, svc: ServiceRuntime, nowMs: number): RowFactsA {
+function factsA(state: SimState, svc: ServiceRuntime, nowMs: number, v: Vocabulary): RowFactsA {
   const official = svc.entry.sourceKind === 'official';
   const observed = state.observedOf(svc);
   const reach = reachabilityOf(observed.status);
@@ -203,14 +277,14 @@ function factsA(state: SimState, svc: ServiceRuntime, nowMs: number): RowFactsA 
     scope: active.length === 0 ? 'none' : display === 'major_outage' ? 'full' : 'partial',
     summary: official
       ? latest
-        ? `${latest.title} (${latest.status})`
+        ? `${latest.title} (${v.incident[latest.status]})`
         : STATUS_SUMMARIES[display]
       : reach === 'reachable'
         ? `Endpoint reachable, responded in ${svc.responseTimeMs} ms`
         : reach === 'degraded'
           ? 'Endpoint responding slowly or with errors'
           : 'Endpoint unreachable',
-    verificationState: VERIFICATION[svc.evidence],
+    evidence: svc.evidence,
     verifiedAt: isoCached(state.verifiedAtOf(svc, nowMs)),
     active,
     lastChanged: observed.lastChanged,
@@ -241,19 +315,20 @@ export function statusRowAJson(state: SimState, svc: ServiceRuntime, nowMs: numb
     head = JSON.stringify(identityA(svc.entry)).slice(0, -1);
     identityJson.set(svc.entry, head);
   }
-  const f = factsA(state, svc, nowMs);
-  const scopeLabel = SCOPE_LABELS[f.scope];
+  const f = factsA(state, svc, nowMs, vocabularyOf(state.wording));
+  const fr = FRAGMENTS_A[state.wording];
   return (
     head +
-    (f.official ? `,"status":"${f.display}"` : '') +
-    `,"displayStatus":"${f.display}","statusLabel":"${STATUS_LABELS[f.display]}"` +
-    `,"availabilityStatus":"${f.availability}","availabilityLabel":"${STATUS_LABELS[f.availability]}"` +
-    `,"incidentScope":"${f.scope}","incidentScopeLabel":${scopeLabel === null ? 'null' : `"${scopeLabel}"`}` +
+    (f.official ? fr.legacy[f.display] : '') +
+    fr.display[f.display] +
+    fr.availability[f.availability] +
+    fr.scope[f.scope] +
     `,"summary":${JSON.stringify(f.summary)}` +
-    `,"verificationState":"${f.verificationState}","verifiedAt":"${f.verifiedAt}"` +
+    fr.verification[f.evidence] +
+    `"${f.verifiedAt}"` +
     `,"activeIncidentCount":${f.active.length},"lastChanged":${f.lastChanged}` +
     `,"lastSuccessfulCheck":${f.lastCheck}` +
-    (f.official ? '}' : `,"endpointReachabilityStatus":"${f.reach}"}`)
+    (f.official ? '}' : fr.reachTail[f.reach])
   );
 }
 
@@ -264,23 +339,24 @@ export function statusRowA(
   include: Include | null,
 ): Record<string, unknown> {
   const e = svc.entry;
-  const f = factsA(state, svc, nowMs);
+  const v = vocabularyOf(state.wording);
+  const f = factsA(state, svc, nowMs, v);
   const row = identityA(e);
-  if (f.official) row['status'] = f.display;
-  row['displayStatus'] = f.display;
+  if (f.official) row['status'] = v.status[f.display];
+  row['displayStatus'] = v.status[f.display];
   row['statusLabel'] = STATUS_LABELS[f.display];
-  row['availabilityStatus'] = f.availability;
+  row['availabilityStatus'] = v.status[f.availability];
   row['availabilityLabel'] = STATUS_LABELS[f.availability];
-  row['incidentScope'] = f.scope;
+  row['incidentScope'] = v.scope[f.scope];
   row['incidentScopeLabel'] = SCOPE_LABELS[f.scope];
   row['summary'] = f.summary;
-  row['verificationState'] = f.verificationState;
+  row['verificationState'] = v.verification[f.evidence];
   row['verifiedAt'] = f.verifiedAt;
   row['activeIncidentCount'] = f.active.length;
   row['lastChanged'] = f.lastChanged;
   row['lastSuccessfulCheck'] = f.lastCheck;
   if (!f.official) {
-    row['endpointReachabilityStatus'] = f.reach;
+    row['endpointReachabilityStatus'] = v.reachability[f.reach];
     return row;
   }
   switch (include) {
@@ -298,7 +374,7 @@ export function statusRowA(
               {
                 id: `mnt-${e.feedId}-${f.lastChanged}`,
                 title: 'Scheduled maintenance',
-                status: 'in_progress',
+                status: v.maintenanceInProgress,
                 scheduledFor: f.lastChanged,
                 scheduledUntil: f.lastChanged + 7200,
               },
@@ -311,8 +387,11 @@ export function statusRowA(
         responseTimeMs: svc.responseTimeMs,
         providerMessage: f.active[0]?.title ?? null,
         components: [
-          { name: 'API', status: f.display },
-          { name: 'Dashboard', status: f.display === 'major_outage' ? f.display : 'operational' },
+          { name: 'API', status: v.status[f.display] },
+          {
+            name: 'Dashboard',
+            status: v.status[f.display === 'major_outage' ? f.display : 'operational'],
+          },
         ],
       };
       break;
@@ -326,7 +405,18 @@ export function compactRowA(state: SimState, svc: ServiceRuntime): Record<string
     svc.entry.sourceKind === 'official'
       ? observed.status
       : REACHABILITY_DISPLAY[reachabilityOf(observed.status)];
-  return { feedId: svc.entry.feedId, displayStatus: display, lastChanged: observed.lastChanged };
+  return {
+    feedId: svc.entry.feedId,
+    displayStatus: vocabularyOf(state.wording).status[display],
+    lastChanged: observed.lastChanged,
+  };
+}
+
+/** What a Variant B snapshot captures of a service (standard words; translated when served). */
+export interface SnapshotFactsB {
+  feedId: string;
+  status: SimStatus;
+  lastCheck: number;
 }
 
 export interface StatusRowB {
@@ -336,13 +426,20 @@ export interface StatusRowB {
   indicator: string;
 }
 
-export function statusRowB(state: SimState, svc: ServiceRuntime, nowMs: number): StatusRowB {
-  const b = B_STATUS[svc.status];
+export function snapshotFactsB(
+  state: SimState,
+  svc: ServiceRuntime,
+  nowMs: number,
+): SnapshotFactsB {
+  return { feedId: svc.entry.feedId, status: svc.status, lastCheck: state.lastCheckOf(svc, nowMs) };
+}
+
+export function statusRowB(f: SnapshotFactsB, v: Vocabulary): StatusRowB {
   return {
-    feedId: svc.entry.feedId,
-    status: b.status,
-    lastCheck: state.lastCheckOf(svc, nowMs),
-    indicator: b.indicator,
+    feedId: f.feedId,
+    status: v.statusB[f.status],
+    lastCheck: f.lastCheck,
+    indicator: v.indicatorB[f.status],
   };
 }
 
@@ -350,20 +447,25 @@ export function slaRecord(
   e: CatalogEntry,
   slaTarget: number,
   uptime30d: number,
+  v: Vocabulary,
 ): Record<string, unknown> {
-  const v = slaView(slaTarget, uptime30d);
+  const s = slaView(slaTarget, uptime30d);
   return {
     feedId: e.feedId,
     name: e.name,
-    sla_target: v.slaTarget,
-    uptime_30d: v.uptime30d,
-    status: v.status,
-    margin: v.margin,
+    sla_target: s.slaTarget,
+    uptime_30d: s.uptime30d,
+    status: v.sla[s.status],
+    margin: s.margin,
   };
 }
 
-export function slaSummary(records: readonly Record<string, unknown>[]): Record<string, unknown> {
-  const breaching = records.filter((r) => r['status'] === 'breached').length;
+/** Summary of SLA records rendered in the vocabulary `v`. */
+export function slaSummary(
+  records: readonly Record<string, unknown>[],
+  v: Vocabulary,
+): Record<string, unknown> {
+  const breaching = records.filter((r) => r['status'] === v.sla.breached).length;
   const n = records.length;
   return {
     services_tracked: n,
@@ -376,13 +478,14 @@ export function scoreRecord(
   e: CatalogEntry,
   score: number,
   components: ServiceRuntime['components'],
+  v: Vocabulary,
 ): Record<string, unknown> {
   return {
     feedId: e.feedId,
     name: e.name,
     score,
     grade: gradeOf(score),
-    tier: tierOf(score),
+    tier: v.tier[tierOf(score)],
     components: { ...components },
   };
 }
