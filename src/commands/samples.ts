@@ -119,6 +119,29 @@ export function sampleTransition(kind: EventKind, now: number): Transition {
         previous: { score: 92, grade: 'A' },
         current: { score: 84.5, grade: 'B', tier: 'good', drop: 7.5 },
       };
+    case 'sla.forecast':
+      return {
+        ...base,
+        subject: 'sla:forecast',
+        previous: { status: 'met' },
+        current: {
+          status: 'met',
+          statusRaw: 'met',
+          margin: 0.12,
+          uptime30d: 99.62,
+          slaTarget: 99.5,
+          burnPerDay: 0.06,
+          projectedBreachAt: new Date(now + 48 * 3_600_000).toISOString(),
+          hoursToBreach: 48,
+        },
+      };
+    case 'score.trend':
+      return {
+        ...base,
+        subject: 'score:trend',
+        previous: { score: 91 },
+        current: { score: 80.5, grade: 'B', tier: 'good', fall: 10.5, windowHours: 168 },
+      };
     case 'upstream.degraded':
       return {
         ...base,

@@ -1,6 +1,7 @@
 /**
  * The event kinds statuswatch can notify about. `upstream.*` are about the upstream API itself
- * (auth failures, error storms, stale data), the others about the watched services.
+ * (auth failures, error storms, stale data), the others about the watched services;
+ * `sla.forecast` and `score.trend` are early warnings computed from the history of the numbers.
  */
 export const EVENT_KINDS = [
   'incident.opened',
@@ -11,6 +12,8 @@ export const EVENT_KINDS = [
   'sla.breached',
   'sla.recovered',
   'score.dropped',
+  'sla.forecast',
+  'score.trend',
   'upstream.degraded',
   'upstream.recovered',
 ] as const;

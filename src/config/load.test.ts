@@ -89,7 +89,12 @@ describe('parseConfig: a valid config', () => {
       },
       redis: { url: 'redis://127.0.0.1:6379', prefix: 'sw-test:1' },
       poll: { status: 30_000, incidents: 90_000, sla: 3_600_000, scores: 900_000 },
-      rules: { scoreDrop: 2.5, statusConfirmations: 2 },
+      rules: {
+        scoreDrop: 2.5,
+        statusConfirmations: 2,
+        slaForecast: 72 * 3_600_000,
+        scoreTrend: { points: 10, window: 7 * 24 * 3_600_000 },
+      },
       server: { port: 8080, adminToken: undefined },
       channels: {
         oncall: {

@@ -33,6 +33,7 @@ const NAME_HINT = 'letters, digits, "-" and "_" (at most 64, starting with a let
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
 
 export const DEFAULT_POLL_MS = {
   status: 60 * SECOND,
@@ -97,6 +98,15 @@ const rulesSchema = z
     scoreDrop: numberAbove(0).default(5),
     /** Distinct upstream snapshots before `status.changed` fires. */
     statusConfirmations: intField(1, 100).default(2),
+    /** `sla.forecast` when the burn rate of uptime_30d projects a breach within this. */
+    slaForecast: durationField(HOUR).default(72 * HOUR),
+    /** `score.trend` on a fall of `points` sustained over `window`. */
+    scoreTrend: z
+      .strictObject({
+        points: numberAbove(0).default(10),
+        window: durationField(6 * HOUR).default(7 * 24 * HOUR),
+      })
+      .prefault({}),
   })
   .prefault({});
 

@@ -62,6 +62,12 @@ export interface IncidentsEntry {
 export interface SlaEntry {
   status: SlaStatus;
   seq: number;
+  /** `uptime_30d` samples `[unix s, value]` for sla.forecast (absent in entries written before it). */
+  history?: [number, number][];
+  /** An sla.forecast was announced and its trend still holds. */
+  forecasting?: boolean;
+  /** sla.forecast transitions emitted so far (their ids). */
+  fseq?: number;
 }
 
 export interface ScoreEntry {
@@ -69,6 +75,12 @@ export interface ScoreEntry {
   reference: number;
   grade: string | null;
   seq: number;
+  /** Score samples `[unix s, value]` for score.trend (absent in entries written before it). */
+  history?: [number, number][];
+  /** A score.trend was announced and the fall still holds. */
+  trending?: boolean;
+  /** score.trend transitions emitted so far (their ids). */
+  tseq?: number;
 }
 
 export type UpstreamHealth = 'ok' | 'degraded';

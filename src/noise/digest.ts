@@ -36,6 +36,8 @@ const PREMIUM_KINDS: ReadonlySet<EventKind> = new Set<EventKind>([
   'sla.breached',
   'sla.recovered',
   'score.dropped',
+  'sla.forecast',
+  'score.trend',
 ]);
 
 const INCIDENT_KINDS: ReadonlySet<EventKind> = new Set<EventKind>([
@@ -50,6 +52,8 @@ const KIND_RANK: Readonly<Record<EventKind, number>> = {
   'incident.opened': 2,
   'sla.at_risk': 3,
   'score.dropped': 4,
+  'sla.forecast': 4,
+  'score.trend': 4,
   'status.changed': 5,
   'incident.resolved': 6,
   'upstream.degraded': 7,
@@ -300,6 +304,30 @@ function scoreLines(inPeriod: Transition[]): string[] {
     );
 }
 
+/** Early warnings of the period (premium): the latest forecast and score trend per service. */
+function earlyWarningLines(inPeriod: Transition[]): string[] {
+  const latest = new Map<string, Transition>();
+  for (const t of inPeriod)
+    if (t.kind === 'sla.forecast' || t.kind === 'score.trend')
+      latest.set(`${t.feedId}|${t.kind}`, t);
+  return [...latest.values()]
+    .sort(
+      (a, b) => serviceName(a).localeCompare(serviceName(b), LOCALE) || (a.kind < b.kind ? -1 : 1),
+    )
+    .map((t) => {
+      if (t.kind === 'sla.forecast') {
+        const at = stringOf(t.current, 'projectedBreachAt');
+        const burn = numberOf(t.current, 'burnPerDay');
+        let line = `${serviceName(t)} SLA breach was projected`;
+        if (at !== null) line += ` for ${at.slice(0, 16).replace('T', ' ')} UTC`;
+        if (burn !== null) line += ` (burning ${formatNumber(burn)} pp/day)`;
+        return line;
+      }
+      const fall = numberOf(t.current, 'fall');
+      return `${serviceName(t)} score falling: ${formatNumber(numberOf(t.previous, 'score') ?? 0)} → ${formatNumber(numberOf(t.current, 'score') ?? 0)}${fall === null ? '' : ` (−${formatNumber(fall)})`}`;
+    });
+}
+
 /**
  * The digest of one subscription's period [from, to): a title, summary lines (incidents resolved
  * and still open with durations, status changes per service, and — premium only — SLA records at
@@ -322,7 +350,8 @@ export function buildDigest(input: DigestInput): Digest {
       : `${cadence} digest for ${input.subscription}: ${clock.range()}`;
 
   const summary = [...incidentLines(input, inPeriod, clock), ...statusLines(inPeriod)];
-  if (input.premium) summary.push(...slaLines(inPeriod), ...scoreLines(inPeriod));
+  if (input.premium)
+    summary.push(...slaLines(inPeriod), ...scoreLines(inPeriod), ...earlyWarningLines(inPeriod));
 
   const openKeys = new Set(input.stillOpen.map(incidentKey));
   const rank = (t: Transition): number =>

@@ -25,6 +25,10 @@ export function roleOf(t: Pick<Transition, 'kind' | 'current'>): Role {
       // owed to whoever hears of it, and reminders run again.
       return t.current['reopened'] === true ? 'opening' : 'update';
     case 'score.dropped':
+    case 'sla.forecast':
+    case 'score.trend':
+      // Early warnings and drops inform; nothing closes them (a forecast whose trend reverses
+      // is released silently).
       return 'update';
   }
 }

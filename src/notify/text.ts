@@ -121,9 +121,20 @@ const EVENT_LABELS: Record<EventKind, string> = {
   'sla.breached': 'SLA breached',
   'sla.recovered': 'SLA recovered',
   'score.dropped': 'Score dropped',
+  'sla.forecast': 'SLA breach forecast',
+  'score.trend': 'Score falling',
   'upstream.degraded': 'Upstream degraded',
   'upstream.recovered': 'Upstream recovered',
 };
+
+/** `36h`, `3d 4h`: hours for people. */
+export function formatHours(hours: number): string {
+  const h = Math.max(0, Math.round(hours));
+  if (h < 48) return `${String(h)}h`;
+  const d = Math.floor(h / 24);
+  const rest = h % 24;
+  return rest === 0 ? `${String(d)}d` : `${String(d)}d ${String(rest)}h`;
+}
 
 /** A short label for an event kind: `Incident opened`, `SLA breached`. */
 export function eventLabel(kind: EventKind): string {
@@ -149,7 +160,12 @@ export function changeSummary(transition: Transition): string | null {
     case 'sla.recovered':
       return `${words(value(previous, 'status'))} → ${words(value(current, 'status'))}`;
     case 'score.dropped':
+    case 'score.trend':
       return `${scoreText(value(previous, 'score'))} → ${scoreText(value(current, 'score'))}`;
+    case 'sla.forecast': {
+      const margin = value(current, 'margin');
+      return typeof margin === 'number' ? `margin ${formatMargin(margin)} → 0` : 'margin → 0';
+    }
     case 'upstream.degraded':
     case 'upstream.recovered':
       return `${words(value(previous, 'health'))} → ${words(value(current, 'health'))}`;
@@ -192,6 +208,18 @@ export function describe(transition: Transition): string {
     }
     case 'score.dropped':
       return `${service}: score dropped ${scoreText(value(previous, 'score'))} → ${scoreText(value(current, 'score'))}`;
+    case 'sla.forecast': {
+      const hours = value(current, 'hoursToBreach');
+      const margin = value(current, 'margin');
+      const when = typeof hours === 'number' ? ` in about ${formatHours(hours)}` : '';
+      const left = typeof margin === 'number' ? ` (margin ${formatMargin(margin)})` : '';
+      return `${service}: SLA breach projected${when} at the current burn rate${left}`;
+    }
+    case 'score.trend': {
+      const hours = value(current, 'windowHours');
+      const over = typeof hours === 'number' ? ` over ${formatHours(hours)}` : '';
+      return `${service}: score falling ${scoreText(value(previous, 'score'))} → ${scoreText(value(current, 'score'))}${over}`;
+    }
     case 'upstream.degraded': {
       const reason = value(current, 'reason');
       return reason === null
@@ -223,6 +251,8 @@ export function severityRank(transition: Transition): number {
     case 'sla.at_risk':
       return 2;
     case 'score.dropped':
+    case 'sla.forecast':
+    case 'score.trend':
       return 3;
     case 'incident.resolved':
     case 'sla.recovered':

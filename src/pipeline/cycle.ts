@@ -38,6 +38,10 @@ export const CATALOG_MAX_AGE_MS = 60 * 60 * 1000;
 export interface PipelineRules {
   statusConfirmations: number;
   scoreDrop: number;
+  /** sla.forecast horizon (ms); absent = no forecasts. */
+  slaForecast?: number;
+  /** score.trend: a fall of `points` sustained over `window` (ms); absent = no trends. */
+  scoreTrend?: { points: number; window: number };
   /**
    * Confirming reads (`GET /incidents/{feedId}`) one incidents cycle may make for Variant A
    * incidents that vanished from the bulk list (budgeted by the request plan); default 5.
@@ -343,6 +347,7 @@ export class Pipeline {
         const diff = diffSla({
           previous: previous as ReadonlyMap<string, SlaEntry>,
           report: res.data,
+          ...(rules.slaForecast === undefined ? {} : { forecastMs: rules.slaForecast }),
           now,
         });
         return {
@@ -360,6 +365,9 @@ export class Pipeline {
           previous: previous as ReadonlyMap<string, ScoreEntry>,
           report: res.data,
           threshold: rules.scoreDrop,
+          ...(rules.scoreTrend === undefined
+            ? {}
+            : { trend: { points: rules.scoreTrend.points, windowMs: rules.scoreTrend.window } }),
           now,
         });
         return {

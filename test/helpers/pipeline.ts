@@ -1,6 +1,11 @@
 import { createSimulator, type Simulator, type SimulatorOptions } from '../../src/sim/index.js';
 import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
-import { Pipeline, type PollKind } from '../../src/pipeline/cycle.js';
+import {
+  Pipeline,
+  type PipelineDeps,
+  type PipelineRules,
+  type PollKind,
+} from '../../src/pipeline/cycle.js';
 import { Handoff } from '../../src/pipeline/handoff.js';
 import { silentLogger } from '../../src/log.js';
 import type { Transition } from '../../src/diff/transition.js';
@@ -26,7 +31,8 @@ export interface PipelineHarness {
 
 export async function pipelineHarness(
   simOptions: SimulatorOptions = {},
-  rules = { statusConfirmations: 2, scoreDrop: 5 },
+  rules: PipelineRules = { statusConfirmations: 2, scoreDrop: 5 },
+  extra: (tr: TestRedis) => Pick<PipelineDeps, 'vocabulary'> = () => ({}),
 ): Promise<PipelineHarness> {
   const clock = {
     now: Date.UTC(2026, 10, 2, 12, 0, 0),
@@ -49,6 +55,7 @@ export async function pipelineHarness(
   const client = createUpstreamClient({ baseUrl, apiKey: PREMIUM_KEY, timeoutMs: 5000 });
   const handoff = new Handoff(tr.redis, tr.keys);
   const log = silentLogger();
+  const deps = extra(tr);
   const newPipeline = (): Pipeline =>
     new Pipeline({
       client,
@@ -58,6 +65,7 @@ export async function pipelineHarness(
       log,
       rules,
       now: () => clock.now,
+      ...deps,
     });
   const pipeline = newPipeline();
   const harness: PipelineHarness = {
