@@ -3,7 +3,6 @@
  * random key prefix per test), the upstream simulator in this process on 127.0.0.1 with a clock
  * the test moves, and local Slack / Standard Webhooks receivers. Nothing is mocked.
  */
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { listen, readBody, verifyDelivery } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
+import { promtoolCheck } from './helpers/promtool.js';
 import {
   killAll,
   metricValue,
@@ -533,6 +533,25 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     const state = (await stripe.json()) as Record<string, unknown>;
     expect(state.feedId).toBe('stripe');
     expect(state.status).toMatchObject({ status: 'operational' });
+
+    // What the upstream's words were seen to be, and how each is read.
+    const vocabulary = await get(withToken, '/admin/upstream/vocabulary', `Bearer ${ADMIN_TOKEN}`);
+    expect(vocabulary.status).toBe(200);
+    const { fields } = (await vocabulary.json()) as {
+      fields: {
+        field: string;
+        promised: string[];
+        seen: { value: string; recognised: boolean }[];
+      }[];
+    };
+    const display = fields.find((f) => f.field === 'status.displayStatus');
+    expect(display?.promised).toEqual(['operational']);
+    expect(display?.seen.find((s) => s.value === 'operational')).toMatchObject({
+      recognised: true,
+    });
+    const noVocabulary = await get(withToken, '/admin/upstream/vocabulary', 'Bearer nope');
+    expect(noVocabulary.status).toBe(401);
+    await noVocabulary.body?.cancel();
     expectNoSecrets(withToken.proc.output() + without.proc.output(), w);
   }, 30_000);
 
@@ -579,18 +598,3 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     expectNoSecrets(output, w);
   }, 30_000);
 });
-
-async function promtoolCheck(
-  text: string,
-): Promise<{ code: number; stdout: string; stderr: string } | null> {
-  return new Promise((resolve) => {
-    const child = execFile('promtool', ['check', 'metrics'], (err, stdout, stderr) => {
-      if (err !== null && (err as NodeJS.ErrnoException).code === 'ENOENT') {
-        resolve(null);
-        return;
-      }
-      resolve({ code: err === null ? 0 : Number(err.code ?? 1), stdout, stderr });
-    });
-    child.stdin?.end(text);
-  });
-}

@@ -5,6 +5,7 @@ import { MAX_WORDS_PER_FIELD, VocabularyRecorder } from '../src/pipeline/vocabul
 import { WordCounts, type VocabularyField } from '../src/upstream/vocabulary.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
+import { promtoolCheck } from './helpers/promtool.js';
 
 let tr: TestRedis | undefined;
 afterEach(async () => {
@@ -91,6 +92,15 @@ describe('upstream vocabulary drift (real Redis)', () => {
       'sla.status=within_target': 10,
       'statusB.indicator=high': 4,
     });
+
+    // The series passes promtool (when installed) with unknown values in it.
+    const scrape = await metricsA.registry.metrics();
+    expect(scrape).toContain(
+      'statuswatch_upstream_unknown_values_total{field="sla.status",value="within_target"} 10',
+    );
+    const promtool = await promtoolCheck(scrape);
+    if (promtool === null) console.warn('promtool not on PATH: skipped `promtool check metrics`');
+    else expect(`${String(promtool.code)} ${promtool.stdout}${promtool.stderr}`).toBe('0 ');
 
     const report = await replicaA.report();
     const sla = report.find((f) => f.field === 'sla.status');

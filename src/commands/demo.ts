@@ -127,7 +127,13 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
     upstream: { baseUrl: simUrl, apiKey: DEMO_KEY, requestsPerMinute: 'auto', timeoutMs: 5000 },
     redis: { url: redis.url, prefix },
     poll: { status: '5s', incidents: '5s', sla: '5s', scores: '5s' },
-    rules: { scoreDrop: 5, statusConfirmations: 2 },
+    // One-minute horizons so the early warnings show within the demo's minute.
+    rules: {
+      scoreDrop: 5,
+      statusConfirmations: 2,
+      slaForecast: '1m',
+      scoreTrend: { points: 10, window: '1m' },
+    },
     server: { port: 0 },
     channels: {
       'demo-slack': { type: 'slack', webhookUrl: slack.url },

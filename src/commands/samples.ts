@@ -140,7 +140,7 @@ export function sampleTransition(kind: EventKind, now: number): Transition {
         ...base,
         subject: 'score:trend',
         previous: { score: 91 },
-        current: { score: 80.5, grade: 'B', tier: 'good', fall: 10.5, windowHours: 168 },
+        current: { score: 80.5, grade: 'B', tier: 'good', fall: 10.5, windowSeconds: 604_800 },
       };
     case 'upstream.degraded':
       return {

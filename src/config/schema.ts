@@ -99,12 +99,12 @@ const rulesSchema = z
     /** Distinct upstream snapshots before `status.changed` fires. */
     statusConfirmations: intField(1, 100).default(2),
     /** `sla.forecast` when the burn rate of uptime_30d projects a breach within this. */
-    slaForecast: durationField(HOUR).default(72 * HOUR),
+    slaForecast: durationField(MINUTE).default(72 * HOUR),
     /** `score.trend` on a fall of `points` sustained over `window`. */
     scoreTrend: z
       .strictObject({
         points: numberAbove(0).default(10),
-        window: durationField(6 * HOUR).default(7 * 24 * HOUR),
+        window: durationField(MINUTE).default(7 * 24 * HOUR),
       })
       .prefault({}),
   })

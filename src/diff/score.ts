@@ -99,7 +99,7 @@ export function diffScores(input: ScoreDiffInput): DiffResult<ScoreEntry> {
             grade: record.grade,
             tier: record.tier,
             fall: round2(trend.fall),
-            windowHours: Math.round(trend.span / 360) / 10,
+            windowSeconds: Math.round(trend.span),
           },
           incident: null,
           observedAt: input.now,

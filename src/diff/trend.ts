@@ -101,15 +101,20 @@ export interface ForecastRules {
   horizonSec: number;
 }
 
-/** Seconds of history a forecast looks at: the horizon, at most 48 h, at least 6 h. */
+/** Seconds of history a forecast looks at: the horizon, at most 48 h. */
 export function forecastLookbackSec(horizonSec: number): number {
-  return Math.min(48 * 3600, Math.max(6 * 3600, horizonSec));
+  return Math.min(48 * 3600, horizonSec);
+}
+
+/** The shortest span of samples a forecast believes: 3 h, or a quarter of a shorter lookback. */
+function minForecastSpanSec(horizonSec: number): number {
+  return Math.min(3 * 3600, forecastLookbackSec(horizonSec) / 4);
 }
 
 /**
  * The projected breach of an SLA from the `uptime_30d` history (the newest sample is now):
  * a falling line that explains the samples (r² ≥ MIN_R2, ≥ MIN_SAMPLES over ≥ 3 h of the
- * lookback), projected from the current margin. `hold` (a forecast already announced) keeps it
+ * lookback, or a quarter of a shorter one), projected from the current margin. `hold` (a forecast already announced) keeps it
  * until the trend reverses: a flat or rising line, a fit below RELEASE_R2, or a breach projected
  * beyond twice the horizon. Null = no forecast.
  */
@@ -130,7 +135,7 @@ export function forecastBreach(
     if (fit.r2 < RELEASE_R2 || secondsToBreach > 2 * rules.horizonSec) return null;
   } else if (
     fit.n < MIN_SAMPLES ||
-    fit.span < 3 * 3600 ||
+    fit.span < minForecastSpanSec(rules.horizonSec) ||
     fit.r2 < MIN_R2 ||
     secondsToBreach > rules.horizonSec
   ) {

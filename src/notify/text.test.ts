@@ -11,6 +11,7 @@ import {
   escapeTruncated,
   formatDuration,
   formatMargin,
+  formatSeconds,
   formatUtc,
   headerSafe,
   isHttpUrl,
@@ -23,6 +24,7 @@ import {
   truncate,
 } from './text.js';
 import type { Notification } from './types.js';
+import { sampleTransition } from '../commands/samples.js';
 
 function t(kind: EventKind, parts: Partial<Transition> = {}): Transition {
   return {
@@ -373,5 +375,40 @@ group('batch-like headings', () => {
     for (const type of ['batch', 'reminder', 'digest'] as const) {
       expect(listOrder(type, list).map((x) => x.id)).toEqual(['o', 'r']);
     }
+  });
+});
+
+group('early warnings and reopenings, in words', () => {
+  const now = Date.UTC(2026, 10, 26, 8, 0, 0);
+  it.each([
+    [
+      'sla.forecast',
+      'Stripe: SLA breach projected in about 2d at the current burn rate (margin +0.12 pp)',
+    ],
+    ['score.trend', 'Stripe: score falling 91 → 80.5 over 7d'],
+  ] as const)('%s', (kind, line) => {
+    expect(describe(sampleTransition(kind, now))).toBe(line);
+  });
+
+  it('a reopened incident says so', () => {
+    const updated = sampleTransition('incident.updated', now);
+    expect(
+      describe({
+        ...updated,
+        current: { ...updated.current, status: 'investigating', reopened: true },
+        incident:
+          updated.incident === null ? null : { ...updated.incident, status: 'investigating' },
+      }),
+    ).toBe('Stripe: incident reopened (investigating) — Elevated API error rates');
+  });
+
+  it.each([
+    [45, '45s'],
+    [20 * 60, '20m'],
+    [36 * 3600, '36h'],
+    [7 * 86_400, '7d'],
+    [3 * 86_400 + 4 * 3600, '3d 4h'],
+  ])('formatSeconds(%d) = %s', (seconds, text) => {
+    expect(formatSeconds(seconds)).toBe(text);
   });
 });

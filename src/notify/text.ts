@@ -127,9 +127,13 @@ const EVENT_LABELS: Record<EventKind, string> = {
   'upstream.recovered': 'Upstream recovered',
 };
 
-/** `36h`, `3d 4h`: hours for people. */
-export function formatHours(hours: number): string {
-  const h = Math.max(0, Math.round(hours));
+/** `45s`, `20m`, `36h`, `3d 4h`: a span of seconds for people (the two largest units from 2 days). */
+export function formatSeconds(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 120) return `${String(s)}s`;
+  const m = Math.round(s / 60);
+  if (m < 120) return `${String(m)}m`;
+  const h = Math.round(s / 3600);
   if (h < 48) return `${String(h)}h`;
   const d = Math.floor(h / 24);
   const rest = h % 24;
@@ -209,15 +213,16 @@ export function describe(transition: Transition): string {
     case 'score.dropped':
       return `${service}: score dropped ${scoreText(value(previous, 'score'))} → ${scoreText(value(current, 'score'))}`;
     case 'sla.forecast': {
-      const hours = value(current, 'hoursToBreach');
+      const at = value(current, 'projectedBreachAt');
+      const ms = typeof at === 'string' ? Date.parse(at) - transition.observedAt : NaN;
       const margin = value(current, 'margin');
-      const when = typeof hours === 'number' ? ` in about ${formatHours(hours)}` : '';
+      const when = Number.isFinite(ms) ? ` in about ${formatSeconds(ms / 1000)}` : '';
       const left = typeof margin === 'number' ? ` (margin ${formatMargin(margin)})` : '';
       return `${service}: SLA breach projected${when} at the current burn rate${left}`;
     }
     case 'score.trend': {
-      const hours = value(current, 'windowHours');
-      const over = typeof hours === 'number' ? ` over ${formatHours(hours)}` : '';
+      const span = value(current, 'windowSeconds');
+      const over = typeof span === 'number' ? ` over ${formatSeconds(span)}` : '';
       return `${service}: score falling ${scoreText(value(previous, 'score'))} → ${scoreText(value(current, 'score'))}${over}`;
     }
     case 'upstream.degraded': {

@@ -2,7 +2,8 @@
  * The demo timeline (~60 s) as a constant, because tsc does not copy demo.yaml into dist.
  * Same content as demo.yaml (a test asserts it): every event kind for stripe, github, slack,
  * aws-s3 and okta — incidents opened/updated/resolved, status changes held for ~30 s, SLA
- * at_risk → breached → recovered, score drops of 10+ points, evidence stale → fresh.
+ * at_risk → breached → recovered, score drops of 10+ points, evidence stale → fresh, and the
+ * early warnings (an SLA burning towards its target, a score falling steadily).
  */
 import type { Scenario } from '../scenario.js';
 
@@ -76,5 +77,23 @@ export const demoScenario: Scenario = {
       body: 'Actions runs are processing normally.',
     },
     { at: '55s', action: 'score.set', feedId: 'aws-s3', score: 90 },
+    // Early warnings: github's SLA burning towards its target (sla.forecast), stripe's score
+    // falling steadily (score.trend); the demo config uses one-minute horizons.
+    { at: '3s', action: 'sla.set', feedId: 'github', slaTarget: 99.5, uptime30d: 99.9 },
+    { at: '8s', action: 'sla.set', feedId: 'github', uptime30d: 99.85 },
+    { at: '13s', action: 'sla.set', feedId: 'github', uptime30d: 99.8 },
+    { at: '18s', action: 'sla.set', feedId: 'github', uptime30d: 99.75 },
+    { at: '23s', action: 'sla.set', feedId: 'github', uptime30d: 99.7 },
+    { at: '28s', action: 'sla.set', feedId: 'github', uptime30d: 99.65 },
+    { at: '33s', action: 'sla.set', feedId: 'github', uptime30d: 99.6 },
+    { at: '46s', action: 'sla.set', feedId: 'github', uptime30d: 99.9 },
+    { at: '3s', action: 'score.set', feedId: 'stripe', score: 92 },
+    { at: '8s', action: 'score.set', feedId: 'stripe', score: 89.5 },
+    { at: '13s', action: 'score.set', feedId: 'stripe', score: 87 },
+    { at: '18s', action: 'score.set', feedId: 'stripe', score: 84.5 },
+    { at: '23s', action: 'score.set', feedId: 'stripe', score: 82 },
+    { at: '28s', action: 'score.set', feedId: 'stripe', score: 79.5 },
+    { at: '33s', action: 'score.set', feedId: 'stripe', score: 77 },
+    { at: '38s', action: 'score.set', feedId: 'stripe', score: 74.5 },
   ],
 };
