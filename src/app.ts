@@ -174,7 +174,7 @@ export class App extends EventEmitter<AppEvents> {
       subscriptions: () => this.config.subscriptions,
       categories: this.categories,
       deliveries: this.deliveries,
-      noise: { store: this.noiseStore, silenced },
+      noise: { store: this.noiseStore, silences: () => this.silences.active() },
       log,
       now,
     });

@@ -134,8 +134,8 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     expect(opened.outcome).toBe('ok');
     expect(Date.now() - limitedAt).toBeGreaterThanOrEqual(1900);
     expect(sim!.stats.byStatus[429]).toBe(1);
-    const jobs = await r.handoff.queue.getJobs(['waiting', 'completed', 'delayed', 'active']);
-    expect(jobs.map((j) => `${j.data.kind} ${j.data.feedId}`)).toEqual(['incident.opened stripe']);
+    const handed = await r.handoff.handedOff(['waiting', 'completed', 'delayed', 'active']);
+    expect(handed.map((t) => `${t.kind} ${t.feedId}`)).toEqual(['incident.opened stripe']);
   });
 
   it('a 403 on a premium poll disables it with upstream.degraded instead of retrying forever', async () => {
@@ -161,8 +161,8 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
       'poll-catalog',
       'poll-status',
     ]);
-    const jobs = await r.handoff.queue.getJobs(['waiting', 'completed']);
-    expect(jobs.map((j) => `${j.data.kind} ${String(j.data.current.reason)}`)).toEqual([
+    const handed = await r.handoff.handedOff(['waiting', 'completed']);
+    expect(handed.map((t) => `${t.kind} ${String(t.current.reason)}`)).toEqual([
       'upstream.degraded upstream_forbidden',
     ]);
     expect(sim!.stats.byPath['/api/v1/sla'] ?? 0).toBe(before);

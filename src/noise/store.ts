@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
+import { routeKey, type GateEffect, type GateState } from './gate.js';
 
 /** What the ledger keeps for an opening the team was told about. */
 export interface ToldEntry {
@@ -13,12 +14,11 @@ export interface ToldEntry {
   reminders: number;
 }
 
-/** Route = (subscription, channel); a lifecycle key = feedId|subject. */
-export function routeKey(subscription: string, channel: string): string {
-  return `${subscription}|${channel}`;
-}
+export { routeKey };
 
 const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
+/** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
+export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * Noise-control state in Redis, shared by replicas:
@@ -37,6 +37,158 @@ export class NoiseStore {
 
   private k(...parts: string[]): string {
     return this.keys.key('noise', ...parts);
+  }
+
+  /**
+   * The state one routed batch needs, in one round trip: which of `fields` are in the told and
+   * suppressed hashes (every field of both when `all`, for a batch that closes something), and
+   * which of `transitionIds` were routed already.
+   */
+  async loadGate(
+    fields: readonly string[],
+    all: boolean,
+    transitionIds: readonly string[],
+  ): Promise<{ state: GateState; routed: Set<string> }> {
+    const p = this.redis.pipeline();
+    const uniqueFields = [...new Set(fields)];
+    if (all) {
+      p.hkeys(this.k('told'));
+      p.hkeys(this.k('suppressed'));
+    } else if (uniqueFields.length > 0) {
+      p.hmget(this.k('told'), ...uniqueFields);
+      p.hmget(this.k('suppressed'), ...uniqueFields);
+    }
+    if (transitionIds.length > 0) p.zmscore(this.keys.key('routed'), ...transitionIds);
+    const replies = (await p.exec()) ?? [];
+    const value = (i: number): unknown => {
+      const r = replies[i];
+      if (r === undefined) return [];
+      if (r[0] !== null) throw r[0];
+      return r[1];
+    };
+    const state: GateState = { told: new Set(), suppressed: new Set() };
+    let next = 0;
+    if (all) {
+      for (const f of value(0) as string[]) state.told.add(f);
+      for (const f of value(1) as string[]) state.suppressed.add(f);
+      next = 2;
+    } else if (uniqueFields.length > 0) {
+      const told = value(0) as (string | null)[];
+      const suppressed = value(1) as (string | null)[];
+      uniqueFields.forEach((f, i) => {
+        if (told[i] !== null && told[i] !== undefined) state.told.add(f);
+        if (suppressed[i] !== null && suppressed[i] !== undefined) state.suppressed.add(f);
+      });
+      next = 2;
+    }
+    const routed = new Set<string>();
+    if (transitionIds.length > 0) {
+      const scores = value(next) as (string | null)[];
+      transitionIds.forEach((id, i) => {
+        if (scores[i] !== null && scores[i] !== undefined) routed.add(id);
+      });
+    }
+    return { state, routed };
+  }
+
+  /**
+   * A routed batch's effects, in order, and its routed marks, in one round trip (MULTI). Every
+   * effect is idempotent: a batch re-run after a crash changes nothing twice (buffers dedupe by
+   * transition id, ledger writes set what they set).
+   */
+  async commitGate(
+    effects: readonly GateEffect[],
+    routedIds: readonly string[],
+    now: number,
+  ): Promise<void> {
+    const m = this.redis.multi();
+    const history: string[] = [];
+    // The ledger's net result per field (a later effect on a field wins): one HSET and one HDEL
+    // per hash, whatever the batch's size.
+    const told = new Map<string, string | null>();
+    const suppressed = new Map<string, string | null>();
+    for (const e of effects) {
+      switch (e.type) {
+        case 'tell': {
+          const field = `${routeKey(e.subscription, e.channel)}|${e.key}`;
+          const entry: ToldEntry = {
+            subscription: e.subscription,
+            channel: e.channel,
+            opening: e.opening,
+            toldAt: now,
+            lastSentAt: now,
+            reminders: 0,
+          };
+          told.set(field, JSON.stringify(entry));
+          suppressed.set(field, null);
+          break;
+        }
+        case 'suppress':
+          suppressed.set(e.field, e.transitionId);
+          break;
+        case 'close':
+          for (const f of e.told) told.set(f, null);
+          for (const f of e.suppressed) suppressed.set(f, null);
+          break;
+        case 'group':
+          m.eval(
+            NoiseStore.BUFFER_SCRIPT,
+            3,
+            this.k('group', e.route),
+            this.k('seen', e.route),
+            this.k('group-since'),
+            e.transition.id,
+            JSON.stringify(e.transition),
+            e.route,
+            String(now),
+            '1',
+          );
+          break;
+        case 'hold':
+          m.eval(
+            NoiseStore.BUFFER_SCRIPT,
+            3,
+            this.k('held', e.route),
+            this.k('seen', e.route),
+            this.k('held-until'),
+            e.transition.id,
+            JSON.stringify(e.transition),
+            e.route,
+            String(e.until),
+            '0',
+          );
+          break;
+        case 'history':
+          history.push(
+            String(e.transition.observedAt),
+            JSON.stringify({ t: e.transition, subscriptions: e.subscriptions }),
+          );
+          break;
+        case 'dropped':
+          break;
+      }
+    }
+    for (const [hash, net] of [
+      [this.k('told'), told],
+      [this.k('suppressed'), suppressed],
+    ] as const) {
+      const set = [...net].filter((e): e is [string, string] => e[1] !== null).flat();
+      const del = [...net].filter(([, v]) => v === null).map(([f]) => f);
+      if (set.length > 0) m.hset(hash, ...set);
+      if (del.length > 0) m.hdel(hash, ...del);
+    }
+    if (history.length > 0) {
+      const key = this.keys.key('history');
+      m.zadd(key, ...history);
+      m.zremrangebyscore(key, '-inf', String(now - HISTORY_RETENTION_MS));
+    }
+    if (routedIds.length > 0) {
+      const key = this.keys.key('routed');
+      m.zadd(key, ...routedIds.flatMap((id) => [String(now), id]));
+      m.zremrangebyscore(key, '-inf', String(now - ROUTED_RETENTION_MS));
+    }
+    const replies = await m.exec();
+    for (const [err] of replies ?? []) if (err !== null) throw err;
   }
 
   async lookup(

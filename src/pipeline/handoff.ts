@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis.js';
@@ -5,23 +6,37 @@ import type { Transition } from '../diff/transition.js';
 
 export const TRANSITIONS_QUEUE = 'transitions';
 
-/** Completed transition jobs are kept this long: the window in which a re-derived id is a no-op. */
-export const TRANSITION_RETENTION_SECONDS = 7 * 24 * 3600;
+/** Routed cycle jobs are kept this long (their ids make a re-enqueued cycle a no-op meanwhile). */
+export const CYCLE_RETENTION_SECONDS = 24 * 3600;
+
+/** One job: the transitions one poll cycle produced, in order. */
+export interface CycleBatch {
+  transitions: Transition[];
+}
+
+/** The job id of a batch: derived from its transition ids, so the same batch is added once. */
+export function batchId(transitions: readonly Transition[]): string {
+  const hash = createHash('sha256');
+  for (const t of transitions) hash.update(t.id).update('\n');
+  return `c${hash.digest('hex').slice(0, 31)}`;
+}
 
 /**
- * Durable hand-off of transitions to routing: one BullMQ job per transition, job id = transition
- * id, so enqueueing the same transition again (a retried poll, a crash before the snapshot
- * commit, two replicas racing) adds nothing.
+ * Durable hand-off of a cycle's transitions to routing: one BullMQ job per cycle (the unit of
+ * routing), job id derived from the transition ids, so enqueueing the same cycle again (a retried
+ * poll, a crash before the snapshot commit, two replicas racing) adds nothing. A re-run that
+ * derives a different set (the upstream moved on meanwhile) is a new job; the router routes each
+ * transition id once (its routed marks), so the overlap is not sent twice.
  */
 export class Handoff {
-  readonly queue: Queue<Transition>;
+  readonly queue: Queue<CycleBatch>;
 
   constructor(connection: Redis, keys: Keys) {
-    this.queue = new Queue<Transition>(TRANSITIONS_QUEUE, {
+    this.queue = new Queue<CycleBatch>(TRANSITIONS_QUEUE, {
       connection,
       prefix: keys.tag,
       defaultJobOptions: {
-        removeOnComplete: { age: TRANSITION_RETENTION_SECONDS },
+        removeOnComplete: { age: CYCLE_RETENTION_SECONDS },
         removeOnFail: { age: 30 * 24 * 3600 },
         attempts: 10,
         backoff: { type: 'exponential', delay: 1000 },
@@ -31,9 +46,29 @@ export class Handoff {
 
   async enqueue(transitions: readonly Transition[]): Promise<void> {
     if (transitions.length === 0) return;
-    await this.queue.addBulk(
-      transitions.map((t) => ({ name: t.kind, data: t, opts: { jobId: t.id } })),
+    await this.queue.add(
+      'cycle',
+      { transitions: [...transitions] },
+      { jobId: batchId(transitions) },
     );
+  }
+
+  /** Every transition handed off and still on record, each id once, in hand-off order. */
+  async handedOff(
+    states: readonly (
+      'waiting' | 'delayed' | 'active' | 'completed' | 'failed' | 'prioritized'
+    )[] = ['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized'],
+  ): Promise<Transition[]> {
+    const jobs = await this.queue.getJobs([...states]);
+    jobs.sort((a, b) => a.timestamp - b.timestamp);
+    const out = new Map<string, Transition>();
+    for (const j of jobs) for (const t of j.data.transitions) if (!out.has(t.id)) out.set(t.id, t);
+    return [...out.values()];
+  }
+
+  /** Transitions in completed (routed) cycle jobs, each id once. */
+  async routedCount(): Promise<number> {
+    return (await this.handedOff(['completed'])).length;
   }
 
   async close(): Promise<void> {

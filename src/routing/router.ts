@@ -4,16 +4,15 @@ import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import type { Keys } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
-import { TRANSITIONS_QUEUE } from '../pipeline/handoff.js';
+import { TRANSITIONS_QUEUE, type CycleBatch } from '../pipeline/handoff.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
 import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
 import type { NoiseStore } from '../noise/store.js';
-import { routeKey } from '../noise/store.js';
-import type { SilenceCheck } from '../noise/ticker.js';
-import { decide, lifecycleKey, roleOf } from '../noise/policy.js';
-import { isExcepted, quietState } from '../noise/quiet.js';
+import { admitBatch, ledgerField, routeKey } from '../noise/gate.js';
+import { lifecycleKey, roleOf } from '../noise/policy.js';
+import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 
 type NoisySubscription = Partial<Pick<SubscriptionConfig, 'group' | 'quietHours'>>;
@@ -21,7 +20,8 @@ type NoisySubscription = Partial<Pick<SubscriptionConfig, 'group' | 'quietHours'
 /** Noise control applied to every route: silences, quiet hours, grouping, the told-openings ledger. */
 export interface NoiseControl {
   store: NoiseStore;
-  silenced: SilenceCheck;
+  /** The silences in force (the silence store's `active()`). */
+  silences: () => Promise<Silence[]>;
 }
 
 export interface RouterOptions {
@@ -36,21 +36,36 @@ export interface RouterOptions {
   now?: () => number;
 }
 
-/** Routing: turns one transition into one delivery job per (subscription, channel). */
+/**
+ * Routing, one poll cycle at a time: a cycle's transitions (one job) become delivery jobs, one
+ * delivery per (transition, subscription, channel) that noise control lets through. The round
+ * trips of a routed cycle do not grow with its transitions: category sets and silences (cached),
+ * one pipelined load of the noise state and routed marks, the delivery batches, one MULTI commit.
+ */
 export class Router {
-  private worker: Worker<Transition> | null = null;
+  private worker: Worker<CycleBatch> | null = null;
   private readonly now: () => number;
 
   constructor(private readonly options: RouterOptions) {
     this.now = options.now ?? Date.now;
   }
 
-  /** The routes of a transition under the current subscriptions (no I/O beyond category sets). */
-  async routes(t: Transition): Promise<Route[]> {
+  private async loadCategories(): Promise<void> {
     const subs = this.options.subscriptions();
     const slugs = [...new Set(subs.flatMap((s) => s.categories ?? []))];
     await this.options.categories.load(slugs);
-    return route(t, subs, (slug, feedId) => this.options.categories.has(slug, feedId));
+  }
+
+  private routesOf(t: Transition): Route[] {
+    return route(t, this.options.subscriptions(), (slug, feedId) =>
+      this.options.categories.has(slug, feedId),
+    );
+  }
+
+  /** The routes of a transition under the current subscriptions (no I/O beyond category sets). */
+  async routes(t: Transition): Promise<Route[]> {
+    await this.loadCategories();
+    return this.routesOf(t);
   }
 
   /** The notifications a transition becomes under the current subscriptions (no I/O beyond category sets). */
@@ -60,9 +75,9 @@ export class Router {
   }
 
   /**
-   * Routing runs one transition at a time across all replicas (BullMQ global concurrency 1), in
-   * enqueue order: an opening is always admitted before its closing, so the told-openings ledger
-   * the closing consults is never raced.
+   * Routing runs one cycle at a time across all replicas (BullMQ global concurrency 1), in
+   * enqueue order, and walks each cycle's transitions in order: an opening is always admitted
+   * before its closing, so the told-openings ledger the closing consults is never raced.
    */
   async start(): Promise<void> {
     const queue = new Queue(TRANSITIONS_QUEUE, {
@@ -74,7 +89,7 @@ export class Router {
     } finally {
       await queue.close();
     }
-    this.worker = new Worker<Transition>(TRANSITIONS_QUEUE, (job) => this.process(job), {
+    this.worker = new Worker<CycleBatch>(TRANSITIONS_QUEUE, (job) => this.process(job), {
       connection: this.options.connection,
       prefix: this.options.keys.tag,
       concurrency: 1,
@@ -87,119 +102,85 @@ export class Router {
     });
   }
 
-  /**
-   * Applies noise control to each route of a transition: send now, batch into the route's group,
-   * hold for the quiet-hours catch-up, or drop (silenced, or the closing of a silenced opening).
-   * Every step is idempotent, so a retried routing job changes nothing twice (buffers are
-   * deduplicated by transition id when flushed).
-   */
-  private async admit(
-    t: Transition,
-    noise: NoiseControl,
-  ): Promise<{ notifications: Notification[]; ledger: (() => Promise<void>)[] }> {
+  /** Routes one cycle's transitions; returns the number of deliveries enqueued. */
+  async routeBatch(transitions: readonly Transition[]): Promise<number> {
+    const noise = this.options.noise;
     const now = this.now();
-    const subs = new Map(this.options.subscriptions().map((s) => [s.name, s]));
-    const out: Notification[] = [];
-    const ledger: (() => Promise<void>)[] = [];
-    const routes = await this.routes(t);
-    const key = lifecycleKey(t);
-    for (const r of routes) {
-      const sub = subs.get(r.subscription);
-      const { told, suppressed } = await noise.store.lookup(
-        routeKey(r.subscription, r.channel),
-        key,
+    await this.loadCategories();
+    if (noise === undefined) {
+      const notifications = transitions.flatMap((t) =>
+        this.routesOf(t).map((r) => eventNotification(t, r, now)),
       );
-      const silenced = await noise.silenced(
-        { feedId: t.feedId, kind: t.kind, subscription: r.subscription, channel: r.channel },
-        now,
+      await this.options.deliveries.enqueue(notifications);
+      return notifications.length;
+    }
+    const items = transitions.map((t) => ({ transition: t, routes: this.routesOf(t) }));
+    const fields = items.flatMap(({ transition: t, routes }) =>
+      routes.map((r) => ledgerField(routeKey(r.subscription, r.channel), lifecycleKey(t))),
+    );
+    const closes = transitions.some((t) => roleOf(t) === 'closing');
+    const [{ state, routed }, silences] = await Promise.all([
+      noise.store.loadGate(
+        fields,
+        closes,
+        transitions.map((t) => t.id),
+      ),
+      noise.silences(),
+    ]);
+    // A transition routed before (a cycle re-derived after a crash, overlapping another) is
+    // skipped; within the batch each id counts once.
+    const seen = new Set<string>();
+    const fresh = items.filter(({ transition: t }) => {
+      if (routed.has(t.id) || seen.has(t.id)) return false;
+      seen.add(t.id);
+      return true;
+    });
+    const subscriptions = new Map(this.options.subscriptions().map((s) => [s.name, s]));
+    const { notifications, effects } = admitBatch({
+      items: fresh,
+      subscriptions,
+      state,
+      silences,
+      now,
+    });
+    await this.options.deliveries.enqueue(notifications);
+    // Ledger writes wait until the deliveries are enqueued: a routing job retried after a
+    // crash must still see "told" and so still send a closing under a silence.
+    await noise.store.commitGate(
+      effects,
+      fresh.map((i) => i.transition.id),
+      now,
+    );
+    for (const e of effects) {
+      if (e.type !== 'dropped') continue;
+      this.options.log.info(
+        {
+          event: 'delivery:suppressed',
+          transitionId: e.transition.id,
+          kind: e.transition.kind,
+          feedId: e.transition.feedId,
+          subscription: e.route.subscription,
+          channel: e.route.channel,
+          reason: e.reason,
+        },
+        `${e.transition.kind} ${e.transition.feedId} not sent to ${e.route.subscription}/${e.route.channel}: ${e.reason}`,
       );
-      let quietUntil: number | null = null;
-      if (sub?.quietHours !== undefined && !isExcepted(sub.quietHours, t.kind)) {
-        const q = quietState(sub.quietHours, now);
-        if (q.quiet) quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
-      }
-      const d = decide({
-        transition: t,
-        silenced,
-        told: told !== null,
-        suppressed,
-        quietUntil,
-        grouped: sub?.group !== undefined,
-      });
-      const rk = routeKey(r.subscription, r.channel);
-      switch (d.route.action) {
-        case 'send':
-          out.push(eventNotification(t, r, now));
-          break;
-        case 'group':
-          await noise.store.addToGroup(rk, t, now);
-          break;
-        case 'hold':
-          await noise.store.hold(rk, t, d.route.until);
-          break;
-        case 'drop':
-          this.options.log.info(
-            {
-              event: 'delivery:suppressed',
-              transitionId: t.id,
-              kind: t.kind,
-              feedId: t.feedId,
-              subscription: r.subscription,
-              channel: r.channel,
-              reason: d.route.reason,
-            },
-            `${t.kind} ${t.feedId} not sent to ${r.subscription}/${r.channel}: ${d.route.reason}`,
-          );
-          break;
-      }
-      // Ledger writes wait until the deliveries are enqueued: a routing job retried after a
-      // crash must still see "told" and so still send a closing under a silence.
-      switch (d.ledger) {
-        case 'tell':
-          ledger.push(() => noise.store.tell(r.subscription, r.channel, key, t, now));
-          break;
-        case 'suppress':
-          ledger.push(() => noise.store.suppress(rk, key, t.id));
-          break;
-        case 'close':
-          break; // below, for every route
-        case 'none':
-          break;
-      }
     }
-    // A closing ends the thing for every route that heard of it, routed here or not (a
-    // subscription may watch the opening's kind but not the closing's): no endless reminders.
-    if (roleOf(t) === 'closing') ledger.push(() => noise.store.closeEverywhere(key));
-    if (routes.length > 0) {
-      const names = [...new Set(routes.map((r) => r.subscription))];
-      ledger.push(() => noise.store.recordHistory(t, names, now));
-    }
-    return { notifications: out, ledger };
+    return notifications.length;
   }
 
-  private async process(job: Job<Transition>): Promise<number> {
-    const noise = this.options.noise;
-    let notifications: Notification[];
-    if (noise === undefined) {
-      notifications = await this.plan(job.data);
-      await this.options.deliveries.enqueue(notifications);
-    } else {
-      const admitted = await this.admit(job.data, noise);
-      notifications = admitted.notifications;
-      await this.options.deliveries.enqueue(notifications);
-      for (const write of admitted.ledger) await write();
-    }
+  private async process(job: Job<CycleBatch>): Promise<number> {
+    const { transitions } = job.data;
+    const deliveries = await this.routeBatch(transitions);
     this.options.log.debug(
       {
-        event: 'transition:routed',
-        transitionId: job.data.id,
-        kind: job.data.kind,
-        feedId: job.data.feedId,
-        deliveries: notifications.length,
+        event: 'cycle:routed',
+        transitions: transitions.length,
+        deliveries,
       },
-      `routed ${job.data.kind} ${job.data.feedId} to ${notifications.length} deliveries`,
+      `routed ${String(transitions.length)} transitions to ${String(deliveries)} deliveries`,
     );
-    return notifications.length;
+    return deliveries;
   }
 
   async stop(): Promise<void> {

@@ -93,7 +93,7 @@ export async function noiseHarness(
     subscriptions: () => config.subscriptions,
     categories: new CategoryStore(tr.redis, tr.keys, now),
     deliveries,
-    noise: { store, silenced },
+    noise: { store, silences: () => silences.active() },
     log,
     now,
   });
@@ -125,12 +125,9 @@ export async function noiseHarness(
     async route(...ts) {
       await handoff.enqueue(ts);
       routed += ts.length;
-      await waitFor(
-        async () => ((await handoff.queue.getJobCounts('completed')).completed ?? 0) >= routed,
-        {
-          what: `${routed} transitions routed`,
-        },
-      );
+      await waitFor(async () => (await handoff.routedCount()) >= routed, {
+        what: `${routed} transitions routed`,
+      });
     },
     hooks() {
       return hook.received.map(

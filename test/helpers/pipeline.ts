@@ -83,15 +83,7 @@ export async function pipelineHarness(
       return out;
     },
     async handedOff() {
-      const jobs = await handoff.queue.getJobs([
-        'waiting',
-        'delayed',
-        'active',
-        'completed',
-        'failed',
-        'prioritized',
-      ]);
-      return jobs.map((j) => `${j.data.kind} ${j.data.feedId}`).sort();
+      return (await handoff.handedOff()).map((t) => `${t.kind} ${t.feedId}`).sort();
     },
     async close() {
       await handoff.close();

@@ -1,0 +1,152 @@
+/**
+ * The noise gate over one routed batch (the transitions of one poll cycle, in order), pure: no
+ * Redis, no clock. The router loads the state the batch needs in one round trip, calls
+ * `admitBatch`, enqueues the notifications, then commits the effects in one round trip, in order.
+ * The state is updated as the batch is walked, so an opening admitted earlier in the batch is
+ * "told" for its closing later in the same batch.
+ */
+import type { SubscriptionConfig } from '../config/schema.js';
+import type { Transition } from '../diff/transition.js';
+import type { Notification } from '../notify/types.js';
+import { eventNotification, type Route } from '../routing/match.js';
+import { silencedBy } from '../silences/match.js';
+import type { Silence } from '../silences/model.js';
+import { decide, lifecycleKey, roleOf } from './policy.js';
+import { isExcepted, quietState } from './quiet.js';
+
+/** A route as one string (`subscription|channel`): the noise store's hash fields start with it. */
+export function routeKey(subscription: string, channel: string): string {
+  return `${subscription}|${channel}`;
+}
+
+/** The field of a (route, lifecycle) pair in the told and suppressed hashes. */
+export function ledgerField(route: string, key: string): string {
+  return `${route}|${key}`;
+}
+
+export type GateSubscription = Pick<SubscriptionConfig, 'name'> &
+  Partial<Pick<SubscriptionConfig, 'group' | 'quietHours'>>;
+
+/** The ledger as far as the batch needs it: fields present in the told and suppressed hashes. */
+export interface GateState {
+  told: Set<string>;
+  suppressed: Set<string>;
+}
+
+export type GateEffect =
+  | { type: 'tell'; subscription: string; channel: string; key: string; opening: Transition }
+  | { type: 'suppress'; field: string; transitionId: string }
+  | { type: 'close'; told: string[]; suppressed: string[] }
+  | { type: 'group'; route: string; transition: Transition }
+  | { type: 'hold'; route: string; transition: Transition; until: number }
+  | { type: 'history'; transition: Transition; subscriptions: string[] }
+  | {
+      type: 'dropped';
+      transition: Transition;
+      route: Route;
+      reason: 'silenced' | 'opening_never_sent';
+    };
+
+export interface GateInput {
+  /** The batch in order, each transition with its routes. */
+  items: readonly { transition: Transition; routes: readonly Route[] }[];
+  subscriptions: ReadonlyMap<string, GateSubscription>;
+  /** Must hold every told/suppressed field of the lifecycle keys the batch closes (all of them). */
+  state: GateState;
+  silences: readonly Silence[];
+  now: number;
+}
+
+export interface GateResult {
+  notifications: Notification[];
+  /** In order; applied after the notifications are enqueued. */
+  effects: GateEffect[];
+}
+
+/**
+ * Noise control for every route of every transition of the batch (see `decide`): send now,
+ * batch into the route's group, hold for the quiet-hours catch-up, or drop. A closing ends its
+ * lifecycle for every route that heard of the opening, routed here or not.
+ */
+export function admitBatch(input: GateInput): GateResult {
+  const { state, now } = input;
+  const notifications: Notification[] = [];
+  const effects: GateEffect[] = [];
+  for (const { transition: t, routes } of input.items) {
+    const key = lifecycleKey(t);
+    for (const r of routes) {
+      const sub = input.subscriptions.get(r.subscription);
+      const rk = routeKey(r.subscription, r.channel);
+      const field = ledgerField(rk, key);
+      const silenced =
+        silencedBy(
+          input.silences,
+          { feedId: t.feedId, kind: t.kind, subscription: r.subscription, channel: r.channel },
+          now,
+        ) !== undefined;
+      let quietUntil: number | null = null;
+      if (sub?.quietHours !== undefined && !isExcepted(sub.quietHours, t.kind)) {
+        const q = quietState(sub.quietHours, now);
+        if (q.quiet) quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
+      }
+      const d = decide({
+        transition: t,
+        silenced,
+        told: state.told.has(field),
+        suppressed: state.suppressed.has(field),
+        quietUntil,
+        grouped: sub?.group !== undefined,
+      });
+      switch (d.route.action) {
+        case 'send':
+          notifications.push(eventNotification(t, r, now));
+          break;
+        case 'group':
+          effects.push({ type: 'group', route: rk, transition: t });
+          break;
+        case 'hold':
+          effects.push({ type: 'hold', route: rk, transition: t, until: d.route.until });
+          break;
+        case 'drop':
+          effects.push({ type: 'dropped', transition: t, route: r, reason: d.route.reason });
+          break;
+      }
+      switch (d.ledger) {
+        case 'tell':
+          effects.push({
+            type: 'tell',
+            subscription: r.subscription,
+            channel: r.channel,
+            key,
+            opening: t,
+          });
+          state.told.add(field);
+          state.suppressed.delete(field);
+          break;
+        case 'suppress':
+          effects.push({ type: 'suppress', field, transitionId: t.id });
+          state.suppressed.add(field);
+          break;
+        case 'close':
+        case 'none':
+          break;
+      }
+    }
+    if (roleOf(t) === 'closing') {
+      const suffix = `|${key}`;
+      const told = [...state.told].filter((f) => f.endsWith(suffix));
+      const suppressed = [...state.suppressed].filter((f) => f.endsWith(suffix));
+      for (const f of told) state.told.delete(f);
+      for (const f of suppressed) state.suppressed.delete(f);
+      if (told.length + suppressed.length > 0) effects.push({ type: 'close', told, suppressed });
+    }
+    if (routes.length > 0) {
+      effects.push({
+        type: 'history',
+        transition: t,
+        subscriptions: [...new Set(routes.map((r) => r.subscription))],
+      });
+    }
+  }
+  return { notifications, effects };
+}

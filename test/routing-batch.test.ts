@@ -1,0 +1,214 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import type { Transition } from '../src/diff/transition.js';
+import type { EventKind } from '../src/config/events.js';
+import { ClientCommandCounter } from '../src/bench/support.js';
+import { DeliveryQueue } from '../src/delivery/queue.js';
+import { silentLogger } from '../src/log.js';
+import { NoiseStore } from '../src/noise/store.js';
+import { CategoryStore } from '../src/routing/categories.js';
+import { Router } from '../src/routing/router.js';
+import { SilenceStore } from '../src/silences/store.js';
+import { transition } from './notify-helpers.js';
+import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
+import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
+
+const T0 = Date.UTC(2026, 10, 26, 12, 0, 0);
+
+function incident(kind: EventKind, feedId: string, n = 1): Transition {
+  return transition(kind, {
+    id: `t${kind.replace('.', '')}${feedId.replace(/[^a-z0-9]/g, '')}${String(n)}`,
+    feedId,
+    subject: `incident:inc-${feedId}-${String(n)}`,
+    service: { feedId, name: `Service ${feedId}`, canonicalUrl: null, officialStatusUrl: null },
+    incident: {
+      id: `inc-${feedId}-${String(n)}`,
+      title: `${feedId} is down`,
+      status: kind === 'incident.resolved' ? 'resolved' : 'investigating',
+      started: Math.floor(T0 / 1000),
+      updateCount: 1,
+      latestUpdate: null,
+    },
+    observedAt: T0,
+  });
+}
+
+const ALL = { name: 'all', services: ['*'], channels: ['hook'] };
+
+let h: NoiseHarness | undefined;
+let tr: TestRedis | undefined;
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  for (const c of closers.splice(0)) await c();
+  await tr?.cleanup();
+  tr = undefined;
+});
+
+describe('routing a cycle as one batch', () => {
+  it('Redis round trips of a routed cycle do not grow with its transitions (1, 100, 5,000)', async () => {
+    tr = await testRedis('batch');
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    closers.push(async () => {
+      redis.disconnect();
+      await Promise.resolve();
+    });
+    const counter = new ClientCommandCounter(redis);
+    const deliveries = new DeliveryQueue(redis, tr.keys);
+    closers.push(() => deliveries.close());
+    const silences = new SilenceStore(redis, tr.keys, () => T0, { cacheMs: 0 });
+    const router = new Router({
+      connection: redis,
+      keys: tr.keys,
+      subscriptions: () => [
+        { ...ALL, events: ['incident.opened', 'incident.resolved'] as EventKind[] },
+      ],
+      categories: new CategoryStore(redis, tr.keys, () => T0),
+      deliveries,
+      noise: { store: new NoiseStore(redis, tr.keys), silences: () => silences.active() },
+      log: silentLogger(),
+      now: () => T0,
+    });
+    await silences.active(); // connection warm-up
+    const trips: Record<number, number> = {};
+    const commands: Record<number, number> = {};
+    for (const n of [1, 100, 5000]) {
+      const batch = Array.from({ length: n }, (_, i) =>
+        incident('incident.opened', `svc-${n}-${i}`),
+      );
+      counter.reset();
+      expect(await router.routeBatch(batch)).toBe(n);
+      trips[n] = counter.roundTrips;
+      commands[n] = counter.commands;
+    }
+    expect(trips[100]).toBe(trips[1]);
+    expect(trips[5000]).toBe(trips[1]);
+    expect(trips[1]).toBeLessThanOrEqual(6);
+    // Commands grow only with the delivery batch jobs (100 deliveries a job).
+    expect(commands[5000]).toBeLessThan(400);
+    expect(commands[1]).toBeLessThan(40);
+    // Routed again (a cycle re-derived after a crash): nothing new is enqueued.
+    const again = Array.from({ length: 100 }, (_, i) =>
+      incident('incident.opened', `svc-100-${i}`),
+    );
+    expect(await router.routeBatch(again)).toBe(0);
+  }, 60_000);
+
+  it('an opening and its closing inside one batch: both sent, in order, and nothing left open', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+    });
+    const harness = h;
+    await harness.route(
+      incident('incident.opened', 'stripe'),
+      incident('incident.resolved', 'stripe'),
+    );
+    await waitFor(() => harness.hooks().length === 2, { what: 'two webhooks' });
+    expect(
+      harness
+        .hooks()
+        .map((b) => b.type)
+        .sort(),
+    ).toEqual(['incident.opened', 'incident.resolved']);
+    expect(await harness.store.allTold()).toEqual(new Map());
+  });
+
+  it('a silenced opening and its closing inside one batch: neither is sent', async () => {
+    h = await noiseHarness(
+      [
+        { ...ALL, events: ['incident.opened', 'incident.resolved'] },
+        { name: 'other', services: ['github'], events: ['incident.opened'], channels: ['hook'] },
+      ],
+      { start: T0 },
+    );
+    const harness = h;
+    await harness.silences.add({
+      matchers: { services: ['stripe'], events: ['incident.opened'] },
+      duration: '1h',
+      author: 'sre',
+      comment: 'maintenance',
+    });
+    await harness.route(
+      incident('incident.opened', 'stripe'),
+      incident('incident.resolved', 'stripe'),
+      incident('incident.opened', 'github'),
+    );
+    // The github opening (a sentinel routed after them) arrives; stripe's two never do.
+    await waitFor(() => harness.hooks().length >= 1, { what: 'the sentinel webhook' });
+    await harness.route(incident('incident.opened', 'github', 2));
+    await waitFor(() => harness.hooks().length >= 4, { what: 'the second sentinel' });
+    expect(
+      harness
+        .hooks()
+        .map((b) => `${b.type} ${(b.data.service as { feedId: string }).feedId}`)
+        .sort(),
+      // Each github opening reaches both subscriptions.
+    ).toEqual(Array<string>(4).fill('incident.opened github'));
+  });
+
+  it('two replicas route consecutive cycles in order, each delivery once', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+    });
+    const harness = h;
+    const second = new Router({
+      connection: harness.tr.redis,
+      keys: harness.tr.keys,
+      subscriptions: () => harness.config.subscriptions,
+      categories: new CategoryStore(harness.tr.redis, harness.tr.keys, () => harness.clock.now),
+      deliveries: new DeliveryQueue(harness.tr.redis, harness.tr.keys),
+      noise: { store: harness.store, silences: () => harness.silences.active() },
+      log: silentLogger(),
+      now: () => harness.clock.now,
+    });
+    await second.start();
+    closers.push(() => second.stop());
+    const feeds = Array.from({ length: 20 }, (_, i) => `svc-${String(i)}`);
+    for (const f of feeds) {
+      await harness.handoff.enqueue([incident('incident.opened', f)]);
+      await harness.handoff.enqueue([incident('incident.resolved', f)]);
+    }
+    await waitFor(async () => (await harness.handoff.routedCount()) === 40, {
+      what: '40 transitions routed',
+    });
+    await waitFor(() => harness.hooks().length === 40, { what: '40 webhooks' });
+    expect(harness.hook.received.map((r) => r.headers['webhook-id']).length).toBe(
+      new Set(harness.hook.received.map((r) => r.headers['webhook-id'])).size,
+    );
+    // Every closing found its opening told (so it was sent) and closed it.
+    expect(harness.hooks().filter((b) => b.type === 'incident.resolved')).toHaveLength(20);
+    expect(await harness.store.allTold()).toEqual(new Map());
+  });
+
+  it('a crash between the delivery enqueue and the effect commit: the retried batch sends nothing twice and commits its effects', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+    });
+    const harness = h;
+    const commit = harness.store.commitGate.bind(harness.store);
+    let failures = 0;
+    harness.store.commitGate = async (...args) => {
+      if (failures === 0) {
+        failures += 1;
+        throw new Error('simulated crash before the commit');
+      }
+      return commit(...args);
+    };
+    const opened = incident('incident.opened', 'okta');
+    await harness.route(opened);
+    expect(failures).toBe(1);
+    await waitFor(() => harness.hooks().length === 1, { what: 'the opening' });
+    // The retried batch committed: the ledger knows the opening, so its closing is sent.
+    expect([...(await harness.store.allTold()).keys()]).toEqual([
+      `all|hook|okta|incident:inc-okta-1`,
+    ]);
+    await harness.route(incident('incident.resolved', 'okta'));
+    await waitFor(() => harness.hooks().length === 2, { what: 'the closing' });
+    expect(harness.hook.received.map((r) => r.headers['webhook-id'])).toEqual([
+      `${opened.id}:all:hook`,
+      `${incident('incident.resolved', 'okta').id}:all:hook`,
+    ]);
+  });
+});
