@@ -1,7 +1,7 @@
 /**
- * Contract (STYLE.md item 7): whatever way a send fails, the DeliveryError a notifier throws —
- * message, stack, JSON and the whole inspected cause chain — holds none of the channel's secrets.
- * Runs on every channel type through the registry.
+ * Contract (secrets never leave: README.md, "What it does"): whatever way a send fails, the
+ * DeliveryError a notifier throws — message, stack, JSON and the whole inspected cause chain —
+ * holds none of the channel's secrets. Runs on every channel type through the registry.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { channelConfigSchema, type ChannelConfig } from '../src/config/schema.js';

@@ -1,6 +1,7 @@
 /**
- * The config file schema (DESIGN.md section 1). Strict objects everywhere: an unknown key is an
- * error, because a typo must not silently disable alerting. Durations come out in milliseconds.
+ * The config file schema (README.md, "Configuration"). Strict objects everywhere: an unknown key
+ * is an error, because a typo must not silently disable alerting. Durations come out in
+ * milliseconds.
  */
 import { z } from 'zod';
 import { toError } from '../errors.js';

@@ -6,7 +6,12 @@
  */
 import type { ServiceStatus, SlaStatus, SourceKind, Variant } from '../upstream/model.js';
 
-/** How much a Variant A row's evidence can be trusted to say "no incident" (see DESIGN §3). */
+/**
+ * A status row's evidence (`evidenceOf`): `fresh` = a Variant A row from an official source with
+ * verified evidence, `stale` = official but not verified, `none` = any other row (Variant B, or a
+ * non-official source). Kept in the entry for inspection; a resolution by absence never rests on
+ * it (it comes from another response than the incident list: docs/upstream-contract.md).
+ */
 export type Evidence = 'fresh' | 'stale' | 'none';
 
 export interface StatusEntry {
@@ -15,7 +20,7 @@ export interface StatusEntry {
   status: ServiceStatus;
   raw: string | null;
   sourceKind: SourceKind;
-  /** `fresh` = official source with verified evidence (Variant A) or a Variant B row. */
+  /** See `Evidence`. */
   evidence: Evidence;
   seq: number;
   /** A different status seen but not yet confirmed by enough distinct upstream snapshots. */

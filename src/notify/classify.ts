@@ -1,7 +1,8 @@
 /**
- * The one failure classifier (STYLE.md item 3): an HTTP status, a network error or an SMTP reply
- * becomes a `DeliveryError` that says retry or dead-letter, and why. Messages are built from
- * codes and numbers only, never from the library's message (which may carry a URL).
+ * The one failure classifier (2xx ok; 408, 429, 5xx and network codes retryable; other 4xx
+ * permanent): an HTTP status, a network error or an SMTP reply becomes a `DeliveryError` that
+ * says retry or dead-letter, and why. Messages are built from codes and numbers only, never from
+ * the library's message (which may carry a URL).
  */
 import { DeliveryError, type FailureReason } from './types.js';
 

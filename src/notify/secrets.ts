@@ -1,8 +1,8 @@
 /**
- * Secrets never leave (DESIGN.md section 3): every DeliveryError a notifier throws goes through
- * `scrubDeliveryError`, which removes the channel's secrets from its message, stack and the whole
- * `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request object
- * does not travel on into logs).
+ * Secrets never leave (README.md, "What it does"): every DeliveryError a notifier throws goes
+ * through `scrubDeliveryError`, which removes the channel's secrets from its message, stack and
+ * the whole `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request
+ * object does not travel on into logs).
  */
 import { isSensitiveHeader, redactText } from '../config/redact.js';
 import { toError } from '../errors.js';

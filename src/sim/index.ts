@@ -1,6 +1,7 @@
 /**
- * The bundled upstream simulator (DESIGN.md section 5): a faithful, deterministic implementation
- * of upstream-api.md for development, tests and the demo.
+ * The bundled upstream simulator (README.md, "The upstream and its simulator"): a faithful,
+ * deterministic implementation of the upstream API's contract (docs/upstream-contract.md) for
+ * development, tests and the demo.
  */
 export {
   createSimulator,

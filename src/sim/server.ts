@@ -1,7 +1,8 @@
 /**
  * The upstream simulator: a `node:http` server answering the Service Status and Reliability Read
- * API (upstream-api.md, both variants, with the gap answers of the shared vocabulary), plus a
- * control surface for tests and the demo (mutations, failure injection, stats, scenarios).
+ * API (both variants; where the contract is silent, the choices listed in README.md, "The
+ * upstream and its simulator", and docs/upstream-contract.md, "Vocabulary"), plus a control
+ * surface for tests and the demo (mutations, failure injection, stats, scenarios).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 /**
- * Wire shapes of the simulator: pure functions from state to the JSON records of
- * upstream-api.md (Variant A and B) and of the vocabulary's answers to the contract's gaps.
+ * Wire shapes of the simulator: pure functions from state to the JSON records of the upstream
+ * API (Variant A and B), with the simulator's own choices where the contract is silent.
  * Every word the contract does not enumerate goes through the state's wording (wording.ts).
  */
 import type { CatalogEntry } from './catalog.js';

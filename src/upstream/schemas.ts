@@ -1,6 +1,6 @@
 /**
- * zod schemas of the upstream wire format (upstream-api.md sections 2 and 4, gaps filled by
- * vocab.md), for both response variants.
+ * zod schemas of the upstream wire format (what the code relies on: docs/upstream-contract.md),
+ * for both response variants.
  *
  * Tolerance rules, applied everywhere:
  * - objects are loose: unknown fields pass through untouched;
