@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import type { Keys } from '../redis.js';
-import { SnapshotStore } from '../snapshot/store.js';
+import { SnapshotStore, type Snapshot } from '../snapshot/store.js';
 import {
   diffIncidents,
   diffScores,
@@ -80,32 +80,62 @@ export interface CycleReport {
   durationMs: number;
 }
 
-type AnyEntry = StatusEntry | IncidentsEntry | SlaEntry | ScoreEntry;
+/** What one kind's poll produced, before the hand-off and the commit. */
+interface Fetched<E> {
+  transitions: Transition[];
+  changed: Map<string, E>;
+  skipped: number;
+  rateLimit: RateLimitInfo;
+  ageSeconds: number | null;
+  /** The response variant, for the kinds that have one. */
+  variant: string | undefined;
+}
+
+/** One poll kind: its snapshot store and how it polls and diffs against the previous state. */
+interface PollSpec<E> {
+  store: SnapshotStore<E>;
+  fetch(previous: Snapshot<E>, now: number): Promise<Fetched<E>>;
+}
 
 /**
  * One poll → snapshot → diff → hand-off cycle per kind. Order matters: transitions are enqueued
  * (idempotently, by id) *before* the snapshot commit, so a crash in between re-derives the same
  * ids next cycle: nothing lost, nothing doubled. A failed poll changes nothing but the
- * endpoint's health. A 429 is rethrown for the scheduler to pause on.
+ * endpoint's health. A 429 is rethrown for the scheduler to pause on. Adding a poll kind is one
+ * entry in `kinds` (and one in POLL_KINDS).
  */
 export class Pipeline {
   readonly catalog: CatalogStore;
-  private readonly stores: { [K in PollKind]: SnapshotStore<AnyEntry> };
+  private readonly kinds: { readonly [K in PollKind]: () => Promise<CycleReport> };
   private readonly now: () => number;
 
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
     this.catalog = new CatalogStore(deps.redis, deps.keys);
-    this.stores = {
-      status: new SnapshotStore<StatusEntry>(deps.redis, deps.keys, 'status'),
-      incidents: new SnapshotStore<IncidentsEntry>(deps.redis, deps.keys, 'incidents'),
-      sla: new SnapshotStore<SlaEntry>(deps.redis, deps.keys, 'sla'),
-      scores: new SnapshotStore<ScoreEntry>(deps.redis, deps.keys, 'scores'),
+    const store = <E>(kind: PollKind): SnapshotStore<E> =>
+      new SnapshotStore<E>(deps.redis, deps.keys, kind);
+    const status: PollSpec<StatusEntry> = {
+      store: store('status'),
+      fetch: (prev, now) => this.fetchStatus(prev, now),
     };
-  }
-
-  private store<E extends AnyEntry>(kind: PollKind): SnapshotStore<E> {
-    return this.stores[kind] as unknown as SnapshotStore<E>;
+    const incidents: PollSpec<IncidentsEntry> = {
+      store: store('incidents'),
+      fetch: (prev, now) => this.fetchIncidents(prev, now),
+    };
+    const sla: PollSpec<SlaEntry> = {
+      store: store('sla'),
+      fetch: (prev, now) => this.fetchSla(prev, now),
+    };
+    const scores: PollSpec<ScoreEntry> = {
+      store: store('scores'),
+      fetch: (prev, now) => this.fetchScores(prev, now),
+    };
+    this.kinds = {
+      status: () => this.cycle('status', status),
+      incidents: () => this.cycle('incidents', incidents),
+      sla: () => this.cycle('sla', sla),
+      scores: () => this.cycle('scores', scores),
+    };
   }
 
   /** Fetches the catalog when it is missing or older than `maxAgeMs`. Returns true when it fetched. */
@@ -125,59 +155,23 @@ export class Pipeline {
     return true;
   }
 
-  async runCycle(kind: PollKind): Promise<CycleReport> {
+  runCycle(kind: PollKind): Promise<CycleReport> {
+    return this.kinds[kind]();
+  }
+
+  /** poll → diff → hand-off → commit for one kind; a failed poll only updates the endpoint's health. */
+  private async cycle<E>(kind: PollKind, spec: PollSpec<E>): Promise<CycleReport> {
     const started = performance.now();
     const now = this.now();
-    const store = this.store<AnyEntry>(kind);
-    let fetched: {
-      transitions: Transition[];
-      changed: Map<string, AnyEntry>;
-      skipped: number;
-      rateLimit: RateLimitInfo;
-      ageSeconds: number | null;
-      variant: string | undefined;
-    };
-    const snapshot = await store.load();
+    const snapshot = await spec.store.load();
+    let fetched: Fetched<E>;
     try {
-      fetched = await this.poll(kind, snapshot.entries, snapshot.baselined, snapshot.variant, now);
+      fetched = await spec.fetch(snapshot, now);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       if (err.code === 'upstream_rate_limited') throw err;
-      const outcome: PollOutcome = {
-        ok: false,
-        code: err.code,
-        httpStatus: err.status,
-        auth: err.code === 'upstream_unauthorized' || err.code === 'upstream_forbidden',
-      };
-      const health = this.health(kind, snapshot.upstream, outcome, now);
-      await this.deps.handoff.enqueue(health.transition === null ? [] : [health.transition]);
-      const commit = await store.commit({
-        expectedVersion: snapshot.version,
-        changed: new Map(),
-        upstream: health.next,
-        baselined: false,
-      });
-      this.deps.log.warn(
-        {
-          event: 'poll:failed',
-          kind,
-          code: err.code,
-          httpStatus: err.status,
-          err: { message: err.message },
-        },
-        `poll of ${kind} failed: ${err.code}`,
-      );
-      return {
-        kind,
-        outcome: commit.ok ? 'failed' : 'conflict',
-        transitions: health.transition === null ? [] : [health.transition],
-        skipped: 0,
-        rateLimit: err.rateLimit,
-        error: err,
-        durationMs: performance.now() - started,
-      };
+      return this.failed(kind, spec, snapshot, err, now, started);
     }
-
     const health = this.health(
       kind,
       snapshot.upstream,
@@ -190,7 +184,7 @@ export class Pipeline {
         : [...fetched.transitions, health.transition];
     await this.enrich(transitions);
     await this.deps.handoff.enqueue(transitions);
-    const commit = await store.commit({
+    const commit = await spec.store.commit({
       expectedVersion: snapshot.version,
       changed: fetched.changed,
       upstream: health.next,
@@ -232,6 +226,51 @@ export class Pipeline {
     };
   }
 
+  /** A failed poll: the endpoint's health moves (maybe upstream.degraded), nothing else. */
+  private async failed<E>(
+    kind: PollKind,
+    spec: PollSpec<E>,
+    snapshot: Snapshot<E>,
+    err: UpstreamError,
+    now: number,
+    started: number,
+  ): Promise<CycleReport> {
+    const outcome: PollOutcome = {
+      ok: false,
+      code: err.code,
+      httpStatus: err.status,
+      auth: err.code === 'upstream_unauthorized' || err.code === 'upstream_forbidden',
+    };
+    const health = this.health(kind, snapshot.upstream, outcome, now);
+    const transitions = health.transition === null ? [] : [health.transition];
+    await this.deps.handoff.enqueue(transitions);
+    const commit = await spec.store.commit({
+      expectedVersion: snapshot.version,
+      changed: new Map(),
+      upstream: health.next,
+      baselined: false,
+    });
+    this.deps.log.warn(
+      {
+        event: 'poll:failed',
+        kind,
+        code: err.code,
+        httpStatus: err.status,
+        err: { message: err.message },
+      },
+      `poll of ${kind} failed: ${err.code}`,
+    );
+    return {
+      kind,
+      outcome: commit.ok ? 'failed' : 'conflict',
+      transitions,
+      skipped: 0,
+      rateLimit: err.rateLimit,
+      error: err,
+      durationMs: performance.now() - started,
+    };
+  }
+
   private health(
     kind: PollKind,
     previous: UpstreamEntry | undefined,
@@ -248,138 +287,140 @@ export class Pipeline {
     });
   }
 
-  private async poll(
-    kind: PollKind,
-    previous: ReadonlyMap<string, AnyEntry>,
-    baselined: boolean,
-    variant: string,
+  private async fetchStatus(
+    prev: Snapshot<StatusEntry>,
     now: number,
-  ) {
-    const { client, rules } = this.deps;
-    switch (kind) {
-      case 'status': {
-        const res = await client.status();
-        this.deps.vocabulary?.record(res.words);
-        const diff = diffStatus({
-          previous: previous as ReadonlyMap<string, StatusEntry>,
-          snapshot: res.data,
-          confirmations: rules.statusConfirmations,
-          now,
-        });
-        return {
-          ...diff,
-          changed: diff.changed as Map<string, AnyEntry>,
-          skipped: res.skipped,
-          rateLimit: res.rateLimit,
-          ageSeconds: res.data.ageSeconds,
-          variant: res.data.variant as string | undefined,
-        };
-      }
-      case 'incidents': {
-        const res = await client.incidents();
-        this.deps.vocabulary?.record(res.words);
-        const list = res.data;
-        const prev = previous as ReadonlyMap<string, IncidentsEntry>;
-        // Variant B incidents name their service but carry no feedId: resolve names via the catalog.
-        const unnamed = list.incidents.filter((i) => i.feedId === null).map((i) => i.serviceName);
-        let byName = new Map<string, string>();
-        if (unnamed.length > 0) {
-          try {
-            await this.refreshCatalog();
-          } catch (err) {
-            // A failing /services must not stop incident detection: use the stored catalog.
-            this.deps.log.warn(
-              { event: 'catalog:failed', err: toError(err).message },
-              'catalog refresh failed; using the stored catalog',
-            );
-          }
-          byName = await this.catalog.feedIdsByName([...new Set(unnamed)]);
-        }
-        const identified: (Incident & { feedId: string })[] = [];
-        let unidentified = 0;
-        for (const incident of list.incidents) {
-          const feedId = incident.feedId ?? byName.get(incident.serviceName);
-          if (feedId === undefined) unidentified += 1;
-          else identified.push({ ...incident, feedId });
-        }
-        // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
-        // may be the very incident that seems to have gone, so no absence counts this cycle.
-        const complete = res.skipped === 0 && unidentified === 0;
-        let resolvable: (feedId: string, incidentId: string) => boolean = () => complete;
-        let rateLimit = res.rateLimit;
-        if (list.variant === 'A') {
-          // Variant A also omits incidents on stale or unverified evidence, and the status
-          // poll's evidence is from another instant: absence resolves only what a confirming
-          // read of that one service, made after this list, shows gone on verified evidence.
-          const confirmed =
-            complete && list.verificationState === 'verified'
-              ? await this.confirmVanished(prev, identified, now)
-              : { gone: new Map<string, ReadonlySet<string>>(), rateLimit: null };
-          rateLimit = confirmed.rateLimit ?? rateLimit;
-          resolvable = (feedId, incidentId) => confirmed.gone.get(feedId)?.has(incidentId) === true;
-        }
-        const diff = diffIncidents({
-          previous: prev,
-          list: { ...list, incidents: identified },
-          baselined,
-          announceNew: variant === '' || variant === list.variant,
-          resolvable,
-          now,
-        });
-        if (unidentified > 0) {
-          this.deps.log.warn(
-            { event: 'poll:unidentified', kind, count: unidentified },
-            'incidents for services not in the catalog were skipped',
-          );
-        }
-        return {
-          ...diff,
-          changed: diff.changed as Map<string, AnyEntry>,
-          skipped: res.skipped + unidentified,
-          rateLimit,
-          ageSeconds: null,
-          variant: list.variant as string | undefined,
-        };
-      }
-      case 'sla': {
-        const res = await client.sla();
-        this.deps.vocabulary?.record(res.words);
-        const diff = diffSla({
-          previous: previous as ReadonlyMap<string, SlaEntry>,
-          report: res.data,
-          ...(rules.slaForecast === undefined ? {} : { forecastMs: rules.slaForecast }),
-          now,
-        });
-        return {
-          ...diff,
-          changed: diff.changed as Map<string, AnyEntry>,
-          skipped: res.skipped,
-          rateLimit: res.rateLimit,
-          ageSeconds: null,
-          variant: undefined,
-        };
-      }
-      case 'scores': {
-        const res = await client.scores();
-        const diff = diffScores({
-          previous: previous as ReadonlyMap<string, ScoreEntry>,
-          report: res.data,
-          threshold: rules.scoreDrop,
-          ...(rules.scoreTrend === undefined
-            ? {}
-            : { trend: { points: rules.scoreTrend.points, windowMs: rules.scoreTrend.window } }),
-          now,
-        });
-        return {
-          ...diff,
-          changed: diff.changed as Map<string, AnyEntry>,
-          skipped: res.skipped,
-          rateLimit: res.rateLimit,
-          ageSeconds: null,
-          variant: undefined,
-        };
-      }
+  ): Promise<Fetched<StatusEntry>> {
+    const res = await this.deps.client.status();
+    this.deps.vocabulary?.record(res.words);
+    const diff = diffStatus({
+      previous: prev.entries,
+      snapshot: res.data,
+      confirmations: this.deps.rules.statusConfirmations,
+      now,
+    });
+    return {
+      ...diff,
+      skipped: res.skipped,
+      rateLimit: res.rateLimit,
+      ageSeconds: res.data.ageSeconds,
+      variant: res.data.variant,
+    };
+  }
+
+  private async fetchIncidents(
+    prev: Snapshot<IncidentsEntry>,
+    now: number,
+  ): Promise<Fetched<IncidentsEntry>> {
+    const res = await this.deps.client.incidents();
+    this.deps.vocabulary?.record(res.words);
+    const list = res.data;
+    const { identified, unidentified } = await this.identify(list.incidents);
+    // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
+    // may be the very incident that seems to have gone, so no absence counts this cycle.
+    const complete = res.skipped === 0 && unidentified === 0;
+    let resolvable: (feedId: string, incidentId: string) => boolean = () => complete;
+    let rateLimit = res.rateLimit;
+    if (list.variant === 'A') {
+      // Variant A also omits incidents on stale or unverified evidence, and the status
+      // poll's evidence is from another instant: absence resolves only what a confirming
+      // read of that one service, made after this list, shows gone on verified evidence.
+      const confirmed =
+        complete && list.verificationState === 'verified'
+          ? await this.confirmVanished(prev.entries, identified, now)
+          : { gone: new Map<string, ReadonlySet<string>>(), rateLimit: null };
+      rateLimit = confirmed.rateLimit ?? rateLimit;
+      resolvable = (feedId, incidentId) => confirmed.gone.get(feedId)?.has(incidentId) === true;
     }
+    const diff = diffIncidents({
+      previous: prev.entries,
+      list: { ...list, incidents: identified },
+      baselined: prev.baselined,
+      announceNew: prev.variant === '' || prev.variant === list.variant,
+      resolvable,
+      now,
+    });
+    if (unidentified > 0) {
+      this.deps.log.warn(
+        { event: 'poll:unidentified', kind: 'incidents', count: unidentified },
+        'incidents for services not in the catalog were skipped',
+      );
+    }
+    return {
+      ...diff,
+      skipped: res.skipped + unidentified,
+      rateLimit,
+      ageSeconds: null,
+      variant: list.variant,
+    };
+  }
+
+  /** Incidents with their feedId: Variant B names the service only, resolved through the catalog. */
+  private async identify(
+    incidents: readonly Incident[],
+  ): Promise<{ identified: (Incident & { feedId: string })[]; unidentified: number }> {
+    const unnamed = incidents.filter((i) => i.feedId === null).map((i) => i.serviceName);
+    let byName = new Map<string, string>();
+    if (unnamed.length > 0) {
+      try {
+        await this.refreshCatalog();
+      } catch (err) {
+        // A failing /services must not stop incident detection: use the stored catalog.
+        this.deps.log.warn(
+          { event: 'catalog:failed', err: toError(err).message },
+          'catalog refresh failed; using the stored catalog',
+        );
+      }
+      byName = await this.catalog.feedIdsByName([...new Set(unnamed)]);
+    }
+    const identified: (Incident & { feedId: string })[] = [];
+    let unidentified = 0;
+    for (const incident of incidents) {
+      const feedId = incident.feedId ?? byName.get(incident.serviceName);
+      if (feedId === undefined) unidentified += 1;
+      else identified.push({ ...incident, feedId });
+    }
+    return { identified, unidentified };
+  }
+
+  private async fetchSla(prev: Snapshot<SlaEntry>, now: number): Promise<Fetched<SlaEntry>> {
+    const res = await this.deps.client.sla();
+    this.deps.vocabulary?.record(res.words);
+    const forecastMs = this.deps.rules.slaForecast;
+    const diff = diffSla({
+      previous: prev.entries,
+      report: res.data,
+      ...(forecastMs === undefined ? {} : { forecastMs }),
+      now,
+    });
+    return {
+      ...diff,
+      skipped: res.skipped,
+      rateLimit: res.rateLimit,
+      ageSeconds: null,
+      variant: undefined,
+    };
+  }
+
+  private async fetchScores(prev: Snapshot<ScoreEntry>, now: number): Promise<Fetched<ScoreEntry>> {
+    const res = await this.deps.client.scores();
+    const { rules } = this.deps;
+    const diff = diffScores({
+      previous: prev.entries,
+      report: res.data,
+      threshold: rules.scoreDrop,
+      ...(rules.scoreTrend === undefined
+        ? {}
+        : { trend: { points: rules.scoreTrend.points, windowMs: rules.scoreTrend.window } }),
+      now,
+    });
+    return {
+      ...diff,
+      skipped: res.skipped,
+      rateLimit: res.rateLimit,
+      ageSeconds: null,
+      variant: undefined,
+    };
   }
 
   /**
