@@ -56,6 +56,15 @@ export interface NoiseTickerOptions {
   everyMs?: number;
 }
 
+/** What one tick owes: notifications, and the state writes to apply once they are enqueued. */
+interface TickPlan {
+  out: Notification[];
+  drains: (() => Promise<void>)[];
+  reminded: [string, ToldEntry, ToldEntry][];
+  digestMarkers: [string, number][];
+  report: TickReport;
+}
+
 function splitRoute(route: string): [string, string] {
   const i = route.indexOf('|');
   return [route.slice(0, i), route.slice(i + 1)];
@@ -104,26 +113,42 @@ export class NoiseTicker {
     return this.o.subscriptions().find((s) => s.name === name);
   }
 
+  /**
+   * One tick: each step adds the notifications it owes and the state writes that say they were
+   * made; the notifications are enqueued first (idempotent by id), then the writes are applied.
+   */
   async tick(): Promise<TickReport> {
     const now = this.now();
-    const report: TickReport = { batches: 0, catchups: 0, reminders: 0, digests: 0 };
-    const out: Notification[] = [];
-    const drains: (() => Promise<void>)[] = [];
+    const plan: TickPlan = {
+      out: [],
+      drains: [],
+      reminded: [],
+      digestMarkers: [],
+      report: { batches: 0, catchups: 0, reminders: 0, digests: 0 },
+    };
+    await this.flushGroups(now, plan);
+    await this.sendCatchups(now, plan);
+    const told = await this.o.store.allTold();
+    await this.remind(now, told, plan);
+    await this.sendDigests(now, told, plan);
+    await this.apply(now, plan);
+    return plan.report;
+  }
 
+  /** Groups whose window has passed become one batch (or the single event) per route. */
+  private async flushGroups(now: number, plan: TickPlan): Promise<void> {
     for (const [route, since] of await this.o.store.groupsSince()) {
       const [subscription, channel] = splitRoute(route);
       const window = this.sub(subscription)?.group ?? 0;
       if (now < since + window) continue;
       const items = uniqueById(await this.o.store.claim('group', route));
-      if (items.length === 0) {
-        drains.push(() => this.o.store.finish('group', route, now));
-        continue;
-      }
+      plan.drains.push(() => this.o.store.finish('group', route, now));
+      if (items.length === 0) continue;
       const first = items[0];
       if (items.length === 1 && first !== undefined) {
-        out.push(eventNotification(first, { subscription, channel }, now));
+        plan.out.push(eventNotification(first, { subscription, channel }, now));
       } else {
-        out.push({
+        plan.out.push({
           id: batchId(
             'batch',
             items.map((t) => t.id),
@@ -138,17 +163,19 @@ export class NoiseTicker {
           createdAt: now,
         });
       }
-      report.batches += 1;
-      drains.push(() => this.o.store.finish('group', route, now));
+      plan.report.batches += 1;
     }
+  }
 
+  /** Routes whose quiet hours ended get one catch-up with what was held. */
+  private async sendCatchups(now: number, plan: TickPlan): Promise<void> {
     for (const [route] of await this.o.store.heldUntil()) {
       const [subscription, channel] = splitRoute(route);
       const quiet = this.sub(subscription)?.quietHours;
       if (quiet !== undefined && quietState(quiet, now).quiet) continue;
       const items = uniqueById(await this.o.store.claim('held', route));
       if (items.length > 0) {
-        out.push({
+        plan.out.push({
           id: batchId(
             'catchup',
             items.map((t) => t.id),
@@ -162,13 +189,18 @@ export class NoiseTicker {
           title: `Quiet hours ended: ${items.length} notification${items.length === 1 ? '' : 's'} held`,
           createdAt: now,
         });
-        report.catchups += 1;
+        plan.report.catchups += 1;
       }
-      drains.push(() => this.o.store.finish('held', route, now));
+      plan.drains.push(() => this.o.store.finish('held', route, now));
     }
+  }
 
-    const told = await this.o.store.allTold();
-    const reminded: [string, ToldEntry, ToldEntry][] = [];
+  /** Openings still open past their subscription's `repeat` get a reminder (not when silenced or quiet). */
+  private async remind(
+    now: number,
+    told: ReadonlyMap<string, ToldEntry>,
+    plan: TickPlan,
+  ): Promise<void> {
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined || now - entry.lastSentAt < sub.repeat) continue;
@@ -187,7 +219,7 @@ export class NoiseTicker {
       )
         continue;
       const n = entry.reminders + 1;
-      out.push({
+      plan.out.push({
         id: batchId('reminder', [t.id, n], sub.name, entry.channel),
         type: 'reminder',
         subscription: sub.name,
@@ -196,18 +228,24 @@ export class NoiseTicker {
         title: 'Reminder: still open',
         createdAt: now,
       });
-      reminded.push([field, entry, { ...entry, lastSentAt: now, reminders: n }]);
-      report.reminders += 1;
+      plan.reminded.push([field, entry, { ...entry, lastSentAt: now, reminders: n }]);
+      plan.report.reminders += 1;
     }
+  }
 
-    const digestMarkers: [string, number][] = [];
+  /** Subscriptions whose digest schedule fired since the last digest get one per channel. */
+  private async sendDigests(
+    now: number,
+    told: ReadonlyMap<string, ToldEntry>,
+    plan: TickPlan,
+  ): Promise<void> {
     for (const sub of this.o.subscriptions()) {
       if (sub.digest === undefined) continue;
       const last = lastFireAt(sub.digest, now);
       if (last === null) continue;
       const marker = await this.o.store.digestMarker(sub.name);
       if (marker === null) {
-        digestMarkers.push([sub.name, last]); // first sight: the next period is the first digest
+        plan.digestMarkers.push([sub.name, last]); // first sight: the next period is the first digest
         continue;
       }
       if (last <= marker) continue;
@@ -230,19 +268,10 @@ export class NoiseTicker {
       });
       const summary = [...digest.summary];
       if (this.o.premium() && this.o.monthly !== undefined && last - marker >= MONTHLY_PERIOD_MS) {
-        // A month-end digest also carries the upstream's own figures for that month.
-        const month = monthOf(last - 24 * 3600 * 1000, sub.digest.timezone);
-        const feedIds = [
-          ...new Set([...sub.services.filter((f) => f !== '*'), ...history.map((t) => t.feedId)]),
-        ];
-        try {
-          summary.push(...(await this.o.monthly(month, feedIds)));
-        } catch (err) {
-          summary.push(`Figures for ${month} unavailable (${errorCode(err)})`);
-        }
+        summary.push(...(await this.monthFigures(sub, sub.digest.timezone, last, history)));
       }
       for (const channel of sub.channels) {
-        out.push({
+        plan.out.push({
           id: batchId('digest', [sub.name, last], sub.name, channel),
           type: 'digest',
           subscription: sub.name,
@@ -253,23 +282,42 @@ export class NoiseTicker {
           createdAt: now,
         });
       }
-      digestMarkers.push([sub.name, last]);
-      report.digests += 1;
+      plan.digestMarkers.push([sub.name, last]);
+      plan.report.digests += 1;
     }
+  }
 
-    // Deliveries first (idempotent by id), then the state that says they were made.
-    await this.o.deliveries.enqueue(out);
-    for (const drain of drains) await drain();
-    for (const [field, before, after] of reminded)
+  /** A month-end digest also carries the upstream's own figures for that month. */
+  private async monthFigures(
+    sub: SubscriptionConfig,
+    timezone: string,
+    last: number,
+    history: readonly Transition[],
+  ): Promise<string[]> {
+    const month = monthOf(last - 24 * 3600 * 1000, timezone);
+    const feedIds = [
+      ...new Set([...sub.services.filter((f) => f !== '*'), ...history.map((t) => t.feedId)]),
+    ];
+    try {
+      return (await this.o.monthly?.(month, feedIds)) ?? [];
+    } catch (err) {
+      return [`Figures for ${month} unavailable (${errorCode(err)})`];
+    }
+  }
+
+  /** Deliveries first (idempotent by id), then the state that says they were made. */
+  private async apply(now: number, plan: TickPlan): Promise<void> {
+    await this.o.deliveries.enqueue(plan.out);
+    for (const drain of plan.drains) await drain();
+    for (const [field, before, after] of plan.reminded)
       await this.o.store.updateTold(field, before, after);
-    for (const [name, at] of digestMarkers) await this.o.store.setDigestMarker(name, at);
-    if (out.length > 0) {
+    for (const [name, at] of plan.digestMarkers) await this.o.store.setDigestMarker(name, at);
+    if (plan.out.length > 0) {
       this.o.log.info(
-        { event: 'noise:tick', ...report },
-        `noise tick: ${out.length} notifications`,
+        { event: 'noise:tick', ...plan.report, at: now },
+        `noise tick: ${plan.out.length} notifications`,
       );
     }
-    return report;
   }
 
   /** Upserts the shared tick schedule when it is missing (first start, or lost with a flush). */
