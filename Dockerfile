@@ -21,6 +21,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# tsc → dist/, then the Lua scripts (src/redis/scripts/*.lua → dist/redis/scripts/).
 RUN npm run build
 
 # ---- deps: production dependencies only ----------------------------------------------------

@@ -70,7 +70,7 @@ describe('SilenceStore (real Redis)', () => {
       createdAt: T0,
     });
     const raw = await t.redis.hget(`{${t.prefix}}:silences`, s.id);
-    expect(JSON.parse(raw ?? 'null')).toEqual(s);
+    expect(JSON.parse(raw ?? 'null')).toEqual({ v: 1, d: s });
     expect(await store.get(s.id)).toEqual(s);
     expect(await store.get('nope')).toBeUndefined();
     const other = await store.add(request_());

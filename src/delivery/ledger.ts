@@ -8,9 +8,13 @@
  * - `b:<batch job id>` — claimed by that batch job, being sent (a re-run of the same job may send it);
  * - `j` — handed to its own retry job (job id = delivery id): retrying, or a dead letter;
  * - `s` — sent.
+ *
+ * The values are plain strings, not JSON: nothing to version. The scripts that move them are in
+ * src/redis/scripts/ledger-*.lua.
  */
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis.js';
+import { scripts, type Scripts } from '../redis/scripts.js';
 
 export type LedgerEntry =
   | { state: 'claimed'; owner: string }
@@ -29,58 +33,8 @@ export type Claim =
   /** Sent, or held by another batch. */
   | 'other';
 
+/** ledger-claim.lua's reply codes, by value. */
 const CLAIMS: readonly Claim[] = ['other', 'new', 'mine', 'handed'];
-
-/** Claims every unclaimed key for ARGV[1]: 1 new, 2 already ARGV[1]'s, 3 handed to a retry job, 0 other. */
-const CLAIM_SCRIPT = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  if redis.call('SET', key, ARGV[1], 'NX', 'EX', ARGV[2]) then
-    out[i] = 1
-  else
-    local v = redis.call('GET', key)
-    if v == ARGV[1] then out[i] = 2 elseif v == 'j' then out[i] = 3 else out[i] = 0 end
-  end
-end
-return out
-`;
-
-/** Marks every key sent (ARGV[1] = TTL seconds). */
-const MARK_SENT_SCRIPT = `
-for _, key in ipairs(KEYS) do
-  redis.call('SET', key, 's', 'EX', ARGV[1])
-end
-return #KEYS
-`;
-
-/** Sets KEYS[1] to 'j' while ARGV[1] holds it or nobody does; 1 when it did. */
-const HAND_OFF_SCRIPT = `
-local v = redis.call('GET', KEYS[1])
-if v == false or v == ARGV[1] then
-  redis.call('SET', KEYS[1], 'j', 'EX', ARGV[2])
-  return 1
-end
-return 0
-`;
-
-/** Sets KEYS[1] back to ARGV[1] (a batch's claim) while it is 'j': its retry job could not be added. */
-const REVERT_HAND_OFF_SCRIPT = `
-if redis.call('GET', KEYS[1]) == 'j' then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  return 1
-end
-return 0
-`;
-
-/** Sets KEYS[1] to 'j' while it is 'j' or unset (a dead letter retried, never beside a sender). */
-const RECLAIM_SCRIPT = `
-local v = redis.call('GET', KEYS[1])
-if v == false or v == 'j' then
-  redis.call('SET', KEYS[1], 'j', 'EX', ARGV[1])
-  return 1
-end
-return 0
-`;
 
 export const BATCH_OWNER_PREFIX = 'b:';
 /** Sent marks are gathered this long before they are written together. */
@@ -94,6 +48,7 @@ export class DeliveryLedger {
   /** Keys waiting for the next mark flush, and the promise that flush settles. */
   private pendingMarks: string[] = [];
   private nextFlush: Promise<void> | null = null;
+  private readonly scripts: Scripts;
 
   constructor(
     private readonly redis: Redis,
@@ -102,7 +57,9 @@ export class DeliveryLedger {
     private readonly sentTtlSeconds: number,
     /** How long a hand-off to a retry job is kept (at least as long as dead letters). */
     private readonly retryTtlSeconds: number,
-  ) {}
+  ) {
+    this.scripts = scripts(redis);
+  }
 
   private key(id: string): string {
     return this.keys.key('delivery', id);
@@ -111,13 +68,10 @@ export class DeliveryLedger {
   /** One round trip: what `owner` may do with each of `ids`. */
   async claim(ids: readonly string[], owner: string): Promise<Claim[]> {
     if (ids.length === 0) return [];
-    const reply = (await this.redis.eval(
-      CLAIM_SCRIPT,
-      ids.length,
-      ...ids.map((id) => this.key(id)),
-      owner,
-      String(this.sentTtlSeconds),
-    )) as number[];
+    const reply = await this.scripts.ledgerClaim(
+      ids.map((id) => this.key(id)),
+      [owner, String(this.sentTtlSeconds)],
+    );
     return ids.map((_, i) => CLAIMS[reply[i] ?? 0] ?? 'other');
   }
 
@@ -133,11 +87,9 @@ export class DeliveryLedger {
         const keys = this.pendingMarks;
         this.pendingMarks = [];
         this.nextFlush = null;
-        this.redis
-          .eval(MARK_SENT_SCRIPT, keys.length, ...keys, String(this.sentTtlSeconds))
-          .then(() => {
-            resolve();
-          }, reject);
+        this.scripts.ledgerMarkSent(keys, [String(this.sentTtlSeconds)]).then(() => {
+          resolve();
+        }, reject);
       }, MARK_FLUSH_MS);
     });
     return this.nextFlush;
@@ -148,25 +100,16 @@ export class DeliveryLedger {
    * is someone else's now (sent, or held by another batch) and must be left alone.
    */
   async handOff(id: string, owner: string): Promise<boolean> {
-    const took = await this.redis.eval(
-      HAND_OFF_SCRIPT,
-      1,
-      this.key(id),
-      owner,
-      String(this.retryTtlSeconds),
+    const took = await this.scripts.ledgerHandOff(
+      [this.key(id)],
+      [owner, String(this.retryTtlSeconds)],
     );
     return took === 1;
   }
 
   /** Undoes a hand-off whose retry job could not be added: the batch holds the delivery again. */
   async revertHandOff(id: string, owner: string): Promise<void> {
-    await this.redis.eval(
-      REVERT_HAND_OFF_SCRIPT,
-      1,
-      this.key(id),
-      owner,
-      String(this.sentTtlSeconds),
-    );
+    await this.scripts.ledgerRevertHandOff([this.key(id)], [owner, String(this.sentTtlSeconds)]);
   }
 
   /**
@@ -175,12 +118,7 @@ export class DeliveryLedger {
    * batch holds it since (then the dead letter is stale and must not be sent again).
    */
   async renewHandOff(id: string): Promise<boolean> {
-    const took = await this.redis.eval(
-      RECLAIM_SCRIPT,
-      1,
-      this.key(id),
-      String(this.retryTtlSeconds),
-    );
+    const took = await this.scripts.ledgerReclaim([this.key(id)], [String(this.retryTtlSeconds)]);
     return took === 1;
   }
 

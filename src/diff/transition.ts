@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { EventKind } from '../config/events.js';
+import { z } from 'zod';
+import { EVENT_KINDS, type EventKind } from '../config/events.js';
 
 /** The identity of the service a transition is about (enriched from the catalog when known). */
 export interface ServiceRef {
@@ -43,6 +44,40 @@ export interface Transition {
 }
 
 export const UPSTREAM_FEED_ID = 'upstream';
+
+const serviceRefSchema = z.object({
+  feedId: z.string(),
+  name: z.string().nullable(),
+  canonicalUrl: z.string().nullable(),
+  officialStatusUrl: z.string().nullable(),
+});
+
+const transitionValuesSchema = z.record(
+  z.string(),
+  z.union([z.string(), z.number(), z.boolean(), z.null()]),
+);
+
+/** A transition as stored in Redis (noise buffers, the told ledger, the history), read back. */
+export const transitionSchema: z.ZodType<Transition> = z.object({
+  id: z.string(),
+  kind: z.enum(EVENT_KINDS),
+  feedId: z.string(),
+  subject: z.string(),
+  service: serviceRefSchema,
+  previous: transitionValuesSchema.nullable(),
+  current: transitionValuesSchema,
+  incident: z
+    .object({
+      id: z.string(),
+      title: z.string(),
+      status: z.string(),
+      started: z.number(),
+      updateCount: z.number(),
+      latestUpdate: z.string().nullable(),
+    })
+    .nullable(),
+  observedAt: z.number(),
+});
 
 /**
  * Deterministic transition id: a hash of the parts that make the change what it is

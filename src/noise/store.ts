@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { Keys } from '../redis.js';
-import type { Transition } from '../diff/transition.js';
+import { scripts, type Scripts } from '../redis/scripts.js';
+import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../redis/stored.js';
+import { transitionSchema, type Transition } from '../diff/transition.js';
 import { routeKey, type GateEffect, type GateState } from './gate.js';
 
 /** What the ledger keeps for an opening the team was told about. */
@@ -16,6 +19,43 @@ export interface ToldEntry {
 
 export { routeKey };
 
+/** A routed transition in the history, with the subscriptions it was routed to. */
+export interface HistoryItem {
+  t: Transition;
+  subscriptions: string[];
+}
+
+/** A transition waiting in a group or quiet-hours buffer. */
+export const BUFFERED_TRANSITION = zodShape<Transition>('noise:buffered', transitionSchema);
+
+export const TOLD_ENTRY = zodShape<ToldEntry>(
+  'noise:told',
+  z.object({
+    subscription: z.string(),
+    channel: z.string(),
+    opening: transitionSchema,
+    toldAt: z.number(),
+    lastSentAt: z.number(),
+    reminders: z.number(),
+  }),
+);
+
+export const HISTORY_ITEM = zodShape<HistoryItem>(
+  'history',
+  z.object({ t: transitionSchema, subscriptions: z.array(z.string()) }),
+);
+
+/** The values of `texts` that decode; the others are counted as corrupt and left out. */
+function decodeAll<T>(shape: StoredShape<T>, texts: readonly string[]): T[] {
+  const out: T[] = [];
+  for (const text of texts) {
+    const value = decode(shape, text);
+    if (value === undefined) countCorrupt(shape.kind);
+    else out.push(value);
+  }
+  return out;
+}
+
 const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
 /** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
 export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
@@ -30,10 +70,16 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
  * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
  */
 export class NoiseStore {
+  private readonly scripts: Scripts;
+  /** The stored text of each told entry `allTold` returned: `updateTold` compares against it. */
+  private readonly toldText = new WeakMap<ToldEntry, string>();
+
   constructor(
     private readonly redis: Redis,
     private readonly keys: Keys,
-  ) {}
+  ) {
+    this.scripts = scripts(redis);
+  }
 
   private k(...parts: string[]): string {
     return this.keys.key('noise', ...parts);
@@ -102,6 +148,7 @@ export class NoiseStore {
     now: number,
   ): Promise<void> {
     const m = this.redis.multi();
+    const queued = this.scripts.queue(m);
     const history: string[] = [];
     // The ledger's net result per field (a later effect on a field wins): one HSET and one HDEL
     // per hash, whatever the batch's size.
@@ -119,7 +166,7 @@ export class NoiseStore {
             lastSentAt: now,
             reminders: 0,
           };
-          told.set(field, JSON.stringify(entry));
+          told.set(field, encode(TOLD_ENTRY, entry));
           suppressed.set(field, null);
           break;
         }
@@ -131,37 +178,27 @@ export class NoiseStore {
           for (const f of e.suppressed) suppressed.set(f, null);
           break;
         case 'group':
-          m.eval(
-            NoiseStore.BUFFER_SCRIPT,
-            3,
-            this.k('group', e.route),
-            this.k('seen', e.route),
-            this.k('group-since'),
-            e.transition.id,
-            JSON.stringify(e.transition),
-            e.route,
-            String(now),
-            '1',
+          queued.noiseBufferAppend(
+            [this.k('group', e.route), this.k('seen', e.route), this.k('group-since')],
+            [e.transition.id, encode(BUFFERED_TRANSITION, e.transition), e.route, String(now), '1'],
           );
           break;
         case 'hold':
-          m.eval(
-            NoiseStore.BUFFER_SCRIPT,
-            3,
-            this.k('held', e.route),
-            this.k('seen', e.route),
-            this.k('held-until'),
-            e.transition.id,
-            JSON.stringify(e.transition),
-            e.route,
-            String(e.until),
-            '0',
+          queued.noiseBufferAppend(
+            [this.k('held', e.route), this.k('seen', e.route), this.k('held-until')],
+            [
+              e.transition.id,
+              encode(BUFFERED_TRANSITION, e.transition),
+              e.route,
+              String(e.until),
+              '0',
+            ],
           );
           break;
         case 'history':
           history.push(
             String(e.transition.observedAt),
-            JSON.stringify({ t: e.transition, subscriptions: e.subscriptions }),
+            encode(HISTORY_ITEM, { t: e.transition, subscriptions: e.subscriptions }),
           );
           break;
         case 'dropped':
@@ -200,10 +237,13 @@ export class NoiseStore {
       this.redis.hget(this.k('told'), field),
       this.redis.hexists(this.k('suppressed'), field),
     ]);
-    return {
-      told: told === null ? null : (JSON.parse(told) as ToldEntry),
-      suppressed: suppressed === 1,
-    };
+    let entry: ToldEntry | null = null;
+    if (told !== null) {
+      // A corrupt entry reads as never told.
+      entry = decode(TOLD_ENTRY, told) ?? null;
+      if (entry === null) countCorrupt(TOLD_ENTRY.kind);
+    }
+    return { told: entry, suppressed: suppressed === 1 };
   }
 
   async tell(
@@ -224,7 +264,7 @@ export class NoiseStore {
     };
     await this.redis
       .multi()
-      .hset(this.k('told'), `${route}|${key}`, JSON.stringify(entry))
+      .hset(this.k('told'), `${route}|${key}`, encode(TOLD_ENTRY, entry))
       .hdel(this.k('suppressed'), `${route}|${key}`)
       .exec();
   }
@@ -250,71 +290,50 @@ export class NoiseStore {
       .exec();
   }
 
-  /** Every told entry, by `route|key` (open things only: bounded by what is broken now). */
+  /**
+   * Every told entry, by `route|key` (open things only: bounded by what is broken now). A
+   * corrupt entry is left out (and left alone): nothing reminds of it, a closing still deletes it.
+   */
   async allTold(): Promise<Map<string, ToldEntry>> {
     const all = await this.redis.hgetall(this.k('told'));
-    return new Map(
-      Object.entries(all).map(([field, value]) => [field, JSON.parse(value) as ToldEntry]),
-    );
-  }
-
-  /** Replaces a told entry only if it is still the one read (a closing may have removed it meanwhile). */
-  async updateTold(field: string, before: ToldEntry, after: ToldEntry): Promise<void> {
-    const script = `
-      if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-        redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-        return 1
-      end
-      return 0`;
-    await this.redis.eval(
-      script,
-      1,
-      this.k('told'),
-      field,
-      JSON.stringify(before),
-      JSON.stringify(after),
-    );
+    const out = new Map<string, ToldEntry>();
+    for (const [field, text] of Object.entries(all)) {
+      const entry = decode(TOLD_ENTRY, text);
+      if (entry === undefined) {
+        countCorrupt(TOLD_ENTRY.kind);
+        continue;
+      }
+      this.toldText.set(entry, text);
+      out.set(field, entry);
+    }
+    return out;
   }
 
   /**
-   * Appends to a route's buffer once per transition id (a retried routing job adds nothing):
-   * KEYS list, seen-set, marker hash; ARGV transition id, json, route, marker value, nx ('1' = only if unset).
+   * Replaces a told entry only if it is still the one read (a closing may have removed it
+   * meanwhile). `before` is compared as stored: the text `allTold` read it from (an entry in the
+   * previous format too), else its current encoding.
    */
-  private static readonly BUFFER_SCRIPT = `
-    if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
-    redis.call('EXPIRE', KEYS[2], 172800)
-    redis.call('RPUSH', KEYS[1], ARGV[2])
-    if ARGV[5] == '1' then redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[4])
-    else redis.call('HSET', KEYS[3], ARGV[3], ARGV[4]) end
-    return 1`;
-
-  async addToGroup(route: string, t: Transition, now: number): Promise<void> {
-    await this.redis.eval(
-      NoiseStore.BUFFER_SCRIPT,
-      3,
-      this.k('group', route),
-      this.k('seen', route),
-      this.k('group-since'),
-      t.id,
-      JSON.stringify(t),
-      route,
-      String(now),
-      '1',
+  async updateTold(field: string, before: ToldEntry, after: ToldEntry): Promise<void> {
+    await this.scripts.hashFieldCas(
+      [this.k('told')],
+      [field, this.toldText.get(before) ?? encode(TOLD_ENTRY, before), encode(TOLD_ENTRY, after)],
     );
   }
 
+  /** Appends to a route's group buffer once per transition id (a retried routing job adds nothing). */
+  async addToGroup(route: string, t: Transition, now: number): Promise<void> {
+    await this.scripts.noiseBufferAppend(
+      [this.k('group', route), this.k('seen', route), this.k('group-since')],
+      [t.id, encode(BUFFERED_TRANSITION, t), route, String(now), '1'],
+    );
+  }
+
+  /** Holds a transition for a route's quiet hours, once per transition id. */
   async hold(route: string, t: Transition, until: number): Promise<void> {
-    await this.redis.eval(
-      NoiseStore.BUFFER_SCRIPT,
-      3,
-      this.k('held', route),
-      this.k('seen', route),
-      this.k('held-until'),
-      t.id,
-      JSON.stringify(t),
-      route,
-      String(until),
-      '0',
+    await this.scripts.noiseBufferAppend(
+      [this.k('held', route), this.k('seen', route), this.k('held-until')],
+      [t.id, encode(BUFFERED_TRANSITION, t), route, String(until), '0'],
     );
   }
 
@@ -331,39 +350,23 @@ export class NoiseStore {
   /**
    * Takes a route's buffer for flushing, atomically: the list is renamed to a claimed list, so
    * transitions routed meanwhile start a new buffer. An earlier claim that was never finished (a
-   * crash between enqueue and finish) is returned as it was, so its batch gets the same id.
+   * crash between enqueue and finish) is returned as it was, so its batch gets the same id. A
+   * corrupt item is left out (counted); `finish` drops it with the claim.
    */
   async claim(kind: 'group' | 'held', route: string): Promise<Transition[]> {
-    const script = `
-      if redis.call('EXISTS', KEYS[2]) == 0 and redis.call('EXISTS', KEYS[1]) == 1 then
-        redis.call('RENAME', KEYS[1], KEYS[2])
-      end
-      return redis.call('LRANGE', KEYS[2], 0, -1)`;
-    const items = (await this.redis.eval(
-      script,
-      2,
-      this.k(kind, route),
-      this.k(kind, route, 'claimed'),
-    )) as string[];
-    return items.map((item) => JSON.parse(item) as Transition);
+    const items = await this.scripts.noiseBufferClaim(
+      [this.k(kind, route), this.k(kind, route, 'claimed')],
+      [],
+    );
+    return decodeAll(BUFFERED_TRANSITION, items);
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */
   async finish(kind: 'group' | 'held', route: string, now: number): Promise<void> {
     const marker = kind === 'group' ? this.k('group-since') : this.k('held-until');
-    const script = `
-      redis.call('DEL', KEYS[2])
-      if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('HDEL', KEYS[3], ARGV[1])
-      elseif ARGV[2] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) end
-      return 1`;
-    await this.redis.eval(
-      script,
-      3,
-      this.k(kind, route),
-      this.k(kind, route, 'claimed'),
-      marker,
-      route,
-      kind === 'group' ? String(now) : '',
+    await this.scripts.noiseBufferFinish(
+      [this.k(kind, route), this.k(kind, route, 'claimed'), marker],
+      [route, kind === 'group' ? String(now) : ''],
     );
   }
 
@@ -371,14 +374,19 @@ export class NoiseStore {
     const key = this.keys.key('history');
     await this.redis
       .multi()
-      .zadd(key, String(t.observedAt), JSON.stringify({ t, subscriptions }))
+      .zadd(
+        key,
+        String(t.observedAt),
+        encode(HISTORY_ITEM, { t, subscriptions: [...subscriptions] }),
+      )
       .zremrangebyscore(key, '-inf', String(now - HISTORY_RETENTION_MS))
       .exec();
   }
 
-  async history(from: number, to: number): Promise<{ t: Transition; subscriptions: string[] }[]> {
+  /** Routed transitions observed in [from, to); a corrupt item is left out (counted). */
+  async history(from: number, to: number): Promise<HistoryItem[]> {
     const items = await this.redis.zrangebyscore(this.keys.key('history'), String(from), `(${to}`);
-    return items.map((s) => JSON.parse(s) as { t: Transition; subscriptions: string[] });
+    return decodeAll(HISTORY_ITEM, items);
   }
 
   async digestMarker(subscription: string): Promise<number | null> {

@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 import type { Keys } from '../redis.js';
+import { countCorrupt, decode, encode, zodShape } from '../redis/stored.js';
 import type { ServiceInfo } from '../upstream/model.js';
 import type { ServiceRef } from '../diff/transition.js';
 
@@ -8,6 +10,16 @@ interface StoredService {
   canonicalUrl: string | null;
   officialStatusUrl: string | null;
 }
+
+/** A catalog service's identity as stored in `catalog:services` (versioned JSON). */
+export const STORED_SERVICE = zodShape<StoredService>(
+  'catalog:service',
+  z.object({
+    name: z.string(),
+    canonicalUrl: z.string().nullable(),
+    officialStatusUrl: z.string().nullable(),
+  }),
+);
 
 /**
  * The upstream catalog, cached in Redis: feedId → identity (to enrich transitions with names and
@@ -37,7 +49,7 @@ export class CatalogStore {
         canonicalUrl: s.canonicalUrl,
         officialStatusUrl: s.officialStatusUrl,
       };
-      byId[s.feedId] = JSON.stringify(stored);
+      byId[s.feedId] = encode(STORED_SERVICE, stored);
       byName[s.name] = s.feedId;
     }
     const tx = this.redis.multi().del(this.servicesKey, this.namesKey);
@@ -59,8 +71,10 @@ export class CatalogStore {
     feedIds.forEach((feedId, i) => {
       const value = values[i];
       if (value === null || value === undefined) return;
-      const stored = JSON.parse(value) as StoredService;
-      out.set(feedId, { feedId, ...stored });
+      // A corrupt entry reads as a service not in the catalog (no name, no links).
+      const stored = decode(STORED_SERVICE, value);
+      if (stored === undefined) countCorrupt(STORED_SERVICE.kind);
+      else out.set(feedId, { feedId, ...stored });
     });
     return out;
   }

@@ -9,8 +9,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
+import { z } from 'zod';
 import { toError } from '../errors.js';
 import type { Keys } from '../redis.js';
+import { countCorrupt, decode, encode, zodShape } from '../redis/stored.js';
 import {
   VOCABULARY,
   VOCABULARY_FIELDS,
@@ -55,6 +57,12 @@ export interface VocabularyRecorderOptions {
 }
 
 const SEP = '\u0000';
+
+/** A recorded word's value in the `vocabulary` hash (versioned JSON). */
+export const STORED_WORD = zodShape<{ firstSeen: string }>(
+  'vocabulary',
+  z.object({ firstSeen: z.string() }),
+);
 
 export class VocabularyRecorder {
   private readonly key: string;
@@ -101,7 +109,7 @@ export class VocabularyRecorder {
   }
 
   private firstSight(field: VocabularyField, word: string, recognised: boolean): void {
-    const entry = JSON.stringify({ firstSeen: new Date(this.now()).toISOString() });
+    const entry = encode(STORED_WORD, { firstSeen: new Date(this.now()).toISOString() });
     this.options.redis
       .hsetnx(this.key, `${field}${SEP}${word}`, entry)
       .then((created) => {
@@ -130,16 +138,10 @@ export class VocabularyRecorder {
       const i = k.indexOf(SEP);
       const field = k.slice(0, i) as VocabularyField;
       if (i < 0 || !Object.hasOwn(VOCABULARY, field)) continue;
-      let firstSeen: string | null = null;
-      try {
-        const parsed: unknown = JSON.parse(v);
-        if (typeof parsed === 'object' && parsed !== null && 'firstSeen' in parsed) {
-          const f = parsed.firstSeen;
-          firstSeen = typeof f === 'string' ? f : null;
-        }
-      } catch {
-        // an unreadable entry still names the word
-      }
+      // An unreadable entry still names the word.
+      const stored = decode(STORED_WORD, v);
+      if (stored === undefined) countCorrupt(STORED_WORD.kind);
+      const firstSeen = stored?.firstSeen ?? null;
       let words = byField.get(field);
       if (words === undefined) {
         words = new Map<string, string | null>();

@@ -12,6 +12,7 @@ import { StatuswatchError } from '../errors.js';
 import { EVENT_KINDS, type EventKind } from '../config/events.js';
 import { durationMs } from '../config/fields.js';
 import { formatPath } from '../config/path.js';
+import { decode, zodShape } from '../redis/stored.js';
 
 export const MATCHER_NAMES = ['services', 'events', 'subscriptions', 'channels'] as const;
 export type MatcherName = (typeof MATCHER_NAMES)[number];
@@ -230,15 +231,16 @@ export const silenceSchema = z.strictObject({
   createdAt: z.int().nonnegative(),
 });
 
-/** Parses a stored silence; `undefined` for anything malformed. */
+/** A silence as stored in Redis: versioned JSON (`src/redis/stored.ts`); never ending before it starts. */
+export const STORED_SILENCE = zodShape<Silence>(
+  'silence',
+  silenceSchema.refine((s) => s.endsAt >= s.startsAt),
+);
+
+/**
+ * Parses a stored silence, in the current envelope or the previous, unversioned format;
+ * `undefined` for anything malformed or of another version.
+ */
 export function parseStoredSilence(text: string): Silence | undefined {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const result = silenceSchema.safeParse(raw);
-  if (!result.success || result.data.endsAt < result.data.startsAt) return undefined;
-  return result.data;
+  return decode(STORED_SILENCE, text);
 }

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { StatuswatchError } from '../errors.js';
 import type { Keys } from '../redis.js';
-import { parseSilenceRequest, parseStoredSilence, type Silence } from './model.js';
+import { scripts, type Scripts } from '../redis/scripts.js';
+import { countCorrupt, encode } from '../redis/stored.js';
+import { parseSilenceRequest, parseStoredSilence, STORED_SILENCE, type Silence } from './model.js';
 import { isActive, stateOf, type SilenceState } from './match.js';
 
 /** How long `active()` serves from memory: another replica's change is seen within this. */
@@ -17,15 +19,6 @@ export interface SilenceStoreOptions {
   retentionMs?: number;
 }
 
-/** Replace a hash field only if it still holds the value we read (compare-and-set). */
-const CAS_FIELD = `
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  return 1
-end
-return 0
-`;
-
 const STATE_ORDER: Record<SilenceState, number> = { active: 0, pending: 1, expired: 2 };
 
 /** 16 URL-safe characters, 96 random bits. */
@@ -34,11 +27,12 @@ export function newSilenceId(): string {
 }
 
 /**
- * Silences in one Redis hash, `{prefix}:silences` (id → JSON), shared by every replica.
+ * Silences in one Redis hash, `{prefix}:silences` (id → versioned JSON, `STORED_SILENCE`),
+ * shared by every replica.
  * Nothing is deleted eagerly: a silence stops matching at its `endsAt` by itself, `expire` just
  * moves `endsAt` to now, and reads drop entries that ended more than `retentionMs` ago.
- * Entries that do not parse (a newer version's format during a rolling upgrade, say) are skipped,
- * never deleted.
+ * Entries that do not parse (a newer version's format during a rolling upgrade, say) are skipped
+ * (counted as corrupt), never deleted.
  */
 export class SilenceStore {
   private readonly key: string;
@@ -47,6 +41,7 @@ export class SilenceStore {
   private cache: { at: number; silences: Silence[] } | null = null;
   private refreshing: Promise<Silence[]> | null = null;
   private generation = 0;
+  private readonly scripts: Scripts;
 
   constructor(
     private readonly redis: Redis,
@@ -56,6 +51,7 @@ export class SilenceStore {
     options: SilenceStoreOptions = {},
   ) {
     this.key = keys.key('silences');
+    this.scripts = scripts(redis);
     this.cacheMs = options.cacheMs ?? ACTIVE_CACHE_MS;
     this.retentionMs = options.retentionMs ?? EXPIRED_RETENTION_MS;
   }
@@ -66,7 +62,11 @@ export class SilenceStore {
     const draft = parseSilenceRequest(input, now);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const silence: Silence = { id: newSilenceId(), ...draft, createdAt: now };
-      const created = await this.redis.hsetnx(this.key, silence.id, JSON.stringify(silence));
+      const created = await this.redis.hsetnx(
+        this.key,
+        silence.id,
+        encode(STORED_SILENCE, silence),
+      );
       if (created === 1) {
         this.invalidate();
         return silence;
@@ -93,7 +93,10 @@ export class SilenceStore {
 
   async get(id: string): Promise<Silence | undefined> {
     const text = await this.redis.hget(this.key, id);
-    return text === null ? undefined : parseStoredSilence(text);
+    if (text === null) return undefined;
+    const silence = parseStoredSilence(text);
+    if (silence === undefined) countCorrupt(STORED_SILENCE.kind);
+    return silence;
   }
 
   /**
@@ -107,12 +110,17 @@ export class SilenceStore {
       if (text === null) return undefined;
       const silence = parseStoredSilence(text);
       if (silence === undefined) {
+        countCorrupt(STORED_SILENCE.kind);
         throw new SilenceStoreError('silence_corrupt', `silence ${id} is stored in a bad format`);
       }
       const now = this.now();
       if (silence.endsAt <= now) return silence;
       const next: Silence = { ...silence, startsAt: Math.min(silence.startsAt, now), endsAt: now };
-      const swapped = await this.redis.eval(CAS_FIELD, 1, this.key, id, text, JSON.stringify(next));
+      // Compared with the text read (the previous format too), replaced in the current one.
+      const swapped = await this.scripts.hashFieldCas(
+        [this.key],
+        [id, text, encode(STORED_SILENCE, next)],
+      );
       if (swapped === 1) {
         this.invalidate();
         return next;
@@ -162,7 +170,10 @@ export class SilenceStore {
     const stale: string[] = [];
     for (const [field, text] of Object.entries(raw)) {
       const silence = parseStoredSilence(text);
-      if (silence === undefined) continue;
+      if (silence === undefined) {
+        countCorrupt(STORED_SILENCE.kind);
+        continue;
+      }
       if (silence.endsAt + this.retentionMs <= now) stale.push(field);
       else kept.push(silence);
     }

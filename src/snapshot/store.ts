@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { StatuswatchError } from '../errors.js';
+import { z } from 'zod';
 import type { Keys } from '../redis.js';
+import { scripts, type Scripts } from '../redis/scripts.js';
+import {
+  countCorrupt,
+  decode,
+  encode,
+  isRecord,
+  zodShape,
+  type StoredShape,
+} from '../redis/stored.js';
 import type { UpstreamEntry } from '../diff/state.js';
 
 /** One poll kind's stored state: entries per feedId plus the kind's meta. */
@@ -15,6 +25,8 @@ export interface Snapshot<E> {
   /** The response variant (A or B) of the last committed cycle, '' when unknown. */
   variant: string;
   entries: ReadonlyMap<string, E>;
+  /** Stored entries that did not decode on the last full read (left out: first sights again). */
+  corrupt: number;
 }
 
 export interface CommitInput<E> {
@@ -31,34 +43,44 @@ export type CommitResult = { ok: true; version: string } | { ok: false; version:
 
 export class SnapshotError extends StatuswatchError {}
 
-// Returns {version} when the caller's cached version is current, else {version, baselined, upstream, variant, f1, v1, f2, v2, ...}.
-const LOAD_SCRIPT = `
-local v = redis.call('HGET', KEYS[2], 'v') or ''
-if v == ARGV[1] then return {v} end
-local b = redis.call('HGET', KEYS[2], 'b') or ''
-local u = redis.call('HGET', KEYS[2], 'u') or ''
-local t = redis.call('HGET', KEYS[2], 't') or ''
-local all = redis.call('HGETALL', KEYS[1])
-table.insert(all, 1, t)
-table.insert(all, 1, u)
-table.insert(all, 1, b)
-table.insert(all, 1, v)
-return all
-`;
+/**
+ * Stored shapes. Snapshot entries are the hot path (up to 100,000 per cycle, read and written in
+ * one call), so they get no zod parse, only a cheap check: an entry in the current envelope must
+ * be an object (this code wrote it from a typed value, and its version says so); an entry in the
+ * previous, unversioned format must also pass its kind's structural check below (its sequence
+ * counter and discriminating fields typed); any other version is rejected. The kind's upstream
+ * entry, one per load, is parsed with zod.
+ */
+const LEGACY_ENTRY_CHECKS: Readonly<Record<string, (entry: Record<string, unknown>) => boolean>> = {
+  status: (e) =>
+    typeof e.seq === 'number' && typeof e.status === 'string' && typeof e.variant === 'string',
+  incidents: (e) => typeof e.seq === 'number' && isRecord(e.open),
+  sla: (e) => typeof e.seq === 'number' && typeof e.status === 'string',
+  scores: (e) => typeof e.seq === 'number' && typeof e.reference === 'number',
+};
 
-// ARGV: expectedVersion, newVersion, baselined ('1'|''), upstream json ('' = leave), variant ('' = leave), then field/value pairs.
-const COMMIT_SCRIPT = `
-local v = redis.call('HGET', KEYS[2], 'v') or ''
-if v ~= ARGV[1] then return {0, v} end
-for i = 6, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
-end
-if ARGV[3] == '1' then redis.call('HSET', KEYS[2], 'b', '1') end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'u', ARGV[4]) end
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[2], 't', ARGV[5]) end
-redis.call('HSET', KEYS[2], 'v', ARGV[2])
-return {1, ARGV[2]}
-`;
+/** The stored shape of a kind's entries (see LEGACY_ENTRY_CHECKS). */
+export function snapshotEntryShape<E>(kind: string): StoredShape<E> {
+  const legacy = LEGACY_ENTRY_CHECKS[kind];
+  return {
+    kind: `snap:${kind}`,
+    version: 1,
+    parse: (payload, version) =>
+      isRecord(payload) && (version !== undefined || legacy === undefined || legacy(payload))
+        ? (payload as E)
+        : undefined,
+  };
+}
+
+export const UPSTREAM_ENTRY = zodShape<UpstreamEntry>(
+  'snap:upstream',
+  z.object({
+    health: z.enum(['ok', 'degraded']),
+    failures: z.number(),
+    reason: z.string().nullable(),
+    seq: z.number(),
+  }),
+);
 
 /**
  * The previous state of one poll kind, in two Redis hashes (`snap:<kind>` entries and
@@ -70,6 +92,8 @@ return {1, ARGV[2]}
 export class SnapshotStore<E> {
   private readonly entriesKey: string;
   private readonly metaKey: string;
+  private readonly scripts: Scripts;
+  private readonly shape: StoredShape<E>;
   private cache: Snapshot<E> | null = null;
 
   constructor(
@@ -79,39 +103,38 @@ export class SnapshotStore<E> {
   ) {
     this.entriesKey = keys.key('snap', kind);
     this.metaKey = keys.key('snap', kind, 'meta');
+    this.scripts = scripts(redis);
+    this.shape = snapshotEntryShape<E>(kind);
   }
 
   async load(): Promise<Snapshot<E>> {
     // NUL never equals a stored token (random UUIDs, or '' when nothing is stored): a full read.
     const cachedVersion = this.cache === null ? '\u0000' : this.cache.version;
-    const reply = (await this.redis.eval(
-      LOAD_SCRIPT,
-      2,
-      this.entriesKey,
-      this.metaKey,
-      cachedVersion,
-    )) as string[];
+    const reply = await this.scripts.snapshotLoad([this.entriesKey, this.metaKey], [cachedVersion]);
     const version = reply[0] ?? '';
     if (reply.length === 1 && this.cache !== null && this.cache.version === version)
       return this.cache;
     const baselined = reply[1] === '1';
-    const upstream =
-      reply[2] !== undefined && reply[2] !== ''
-        ? (JSON.parse(reply[2]) as UpstreamEntry)
-        : undefined;
+    let corrupt = 0;
+    let upstream: UpstreamEntry | undefined;
+    if (reply[2] !== undefined && reply[2] !== '') {
+      // An unreadable health is a fresh one (no failures counted), never a crash.
+      upstream = decode(UPSTREAM_ENTRY, reply[2]);
+      if (upstream === undefined) countCorrupt(UPSTREAM_ENTRY.kind);
+    }
     const variant = reply[3] ?? '';
     const entries = new Map<string, E>();
     for (let i = 4; i + 1 < reply.length; i += 2) {
       const field = reply[i];
       const value = reply[i + 1];
       if (field === undefined || value === undefined) continue;
-      try {
-        entries.set(field, JSON.parse(value) as E);
-      } catch {
-        // A corrupt entry is a first sight again (silent baseline), never a crash.
-      }
+      const entry = decode(this.shape, value);
+      // A corrupt entry is a first sight again (silent baseline), never a crash.
+      if (entry === undefined) corrupt += 1;
+      else entries.set(field, entry);
     }
-    this.cache = { version, baselined, upstream, variant, entries };
+    countCorrupt(this.shape.kind, corrupt);
+    this.cache = { version, baselined, upstream, variant, entries, corrupt };
     return this.cache;
   }
 
@@ -123,11 +146,10 @@ export class SnapshotStore<E> {
     feedIds.forEach((feedId, i) => {
       const value = values[i];
       if (value === null || value === undefined) return;
-      try {
-        out.set(feedId, JSON.parse(value) as E);
-      } catch {
-        // ignore corrupt entries
-      }
+      const entry = decode(this.shape, value);
+      // A corrupt entry reads as absent.
+      if (entry === undefined) countCorrupt(this.shape.kind);
+      else out.set(feedId, entry);
     });
     return out;
   }
@@ -138,15 +160,12 @@ export class SnapshotStore<E> {
       input.expectedVersion,
       newVersion,
       input.baselined ? '1' : '',
-      input.upstream === undefined ? '' : JSON.stringify(input.upstream),
+      input.upstream === undefined ? '' : encode(UPSTREAM_ENTRY, input.upstream),
       input.variant ?? '',
     ];
-    for (const [feedId, entry] of input.changed) args.push(feedId, JSON.stringify(entry));
+    for (const [feedId, entry] of input.changed) args.push(feedId, encode(this.shape, entry));
     // One array, not a spread: 100,000 entries are 200,000 arguments, too many for a JS call.
-    const reply = (await this.redis.call(
-      'EVAL',
-      [COMMIT_SCRIPT, '2', this.entriesKey, this.metaKey].concat(args),
-    )) as [number, string];
+    const reply = await this.scripts.snapshotCommit([this.entriesKey, this.metaKey], args);
     const version = reply[1];
     if (reply[0] !== 1) {
       this.cache = null;
@@ -161,6 +180,7 @@ export class SnapshotStore<E> {
         upstream: input.upstream ?? this.cache.upstream,
         variant: input.variant ?? this.cache.variant,
         entries,
+        corrupt: this.cache.corrupt,
       };
     } else {
       this.cache = null;
