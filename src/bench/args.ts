@@ -1,7 +1,7 @@
 /** Command-line arguments of the bench (`index.ts`). */
 import { BenchError } from './errors.js';
 
-export const SECTIONS = ['cycle', 'fanout', 'latency', 'memory'] as const;
+export const SECTIONS = ['cycle', 'fanout', 'latency', 'memory', 'storm'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 function isSection(name: string): name is SectionName {

@@ -1,6 +1,7 @@
 /**
  * The IPC protocol between the bench and its forked helper (`child.ts`), and the parent side:
- * `startChild` forks it, waits for its URL and sends requests that resolve with the child's count.
+ * `startChild` forks it, waits for its URL and sends requests that resolve with the child's count
+ * (or, from a recording sink, with what it received).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -11,19 +12,81 @@ export const SIM_SEED = 42;
 
 export type ChangeKind = 'status' | 'incidents';
 
+/**
+ * Wall-clock milliseconds with sub-millisecond resolution, comparable between the bench and its
+ * children on one machine (each process's `timeOrigin` is an epoch time).
+ */
+export function clockMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * One POST a recording sink (`child.js sink record`) received: when (`clockMs()`), its
+ * `webhook-id` header ('' when absent) and the ids it is about: the incident id of a statuswatch
+ * webhook (every event's of a batch), or the `storm_id` label of every alert of an Alertmanager
+ * webhook.
+ */
+export interface SinkEntry {
+  at: number;
+  webhookId: string;
+  keys: string[];
+}
+
 export type ChildRequest =
   | { op: 'prepare'; id: number; kind: ChangeKind; fraction: number }
   | { op: 'change'; id: number; kind: ChangeKind }
   | { op: 'count'; id: number }
+  | { op: 'entries'; id: number; from: number }
   | { op: 'close'; id: number };
 
 export type ChildReply =
   | { op: 'ready'; url: string }
   | { op: 'ok'; id: number; count: number }
+  | { op: 'entries'; id: number; entries: SinkEntry[] }
   | { op: 'error'; id: number; message: string };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
+}
+
+function incidentIdOf(event: unknown): string | null {
+  if (!isRecord(event)) return null;
+  const incident = event.incident;
+  return isRecord(incident) && typeof incident.id === 'string' ? incident.id : null;
+}
+
+/**
+ * The ids a webhook body is about: a statuswatch event's incident id (`data.incident.id`, or each
+ * of `data.events[]` of a batch), or the `storm_id` label of each of an Alertmanager body's
+ * `alerts[]`. Nothing else is checked.
+ */
+export function sinkKeysOf(body: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  if (!isRecord(parsed)) return [];
+  const keys: string[] = [];
+  if (Array.isArray(parsed.alerts)) {
+    for (const alert of parsed.alerts as unknown[]) {
+      const labels = isRecord(alert) ? alert.labels : undefined;
+      if (isRecord(labels) && typeof labels.storm_id === 'string') keys.push(labels.storm_id);
+    }
+    return keys;
+  }
+  const data = parsed.data;
+  if (!isRecord(data)) return keys;
+  const single = incidentIdOf(data);
+  if (single !== null) keys.push(single);
+  if (Array.isArray(data.events)) {
+    for (const event of data.events as unknown[]) {
+      const id = incidentIdOf(event);
+      if (id !== null) keys.push(id);
+    }
+  }
+  return keys;
 }
 
 export function parseChildRequest(value: unknown): ChildRequest | null {
@@ -39,6 +102,10 @@ export function parseChildRequest(value: unknown): ChildRequest | null {
       return kind !== null ? { op: 'change', id, kind } : null;
     case 'count':
       return { op: 'count', id };
+    case 'entries':
+      return typeof value.from === 'number' && Number.isInteger(value.from) && value.from >= 0
+        ? { op: 'entries', id, from: value.from }
+        : null;
     case 'close':
       return { op: 'close', id };
     default:
@@ -54,18 +121,35 @@ export function parseChildReply(value: unknown): ChildReply | null {
     return { op: 'ok', id: value.id, count: value.count };
   if (value.op === 'error' && typeof value.message === 'string')
     return { op: 'error', id: value.id, message: value.message };
+  if (value.op === 'entries' && Array.isArray(value.entries)) {
+    const entries: SinkEntry[] = [];
+    for (const e of value.entries as unknown[]) {
+      if (
+        !isRecord(e) ||
+        typeof e.at !== 'number' ||
+        typeof e.webhookId !== 'string' ||
+        !Array.isArray(e.keys) ||
+        !e.keys.every((k) => typeof k === 'string')
+      )
+        return null;
+      entries.push({ at: e.at, webhookId: e.webhookId, keys: e.keys });
+    }
+    return { op: 'entries', id: value.id, entries };
+  }
   return null;
 }
 
 /** A request without its id (the handle numbers them). */
 type Request = ChildRequest extends infer R ? (R extends unknown ? Omit<R, 'id'> : never) : never;
 
+type Answer = Exclude<ChildReply, { op: 'ready' } | { op: 'error' }>;
+
 /** The parent's handle on a forked helper. */
 export class ChildHandle {
   private nextId = 1;
   private readonly pending = new Map<
     number,
-    { resolve: (count: number) => void; reject: (err: Error) => void }
+    { resolve: (reply: Answer) => void; reject: (err: Error) => void }
   >();
 
   constructor(
@@ -78,8 +162,9 @@ export class ChildHandle {
       const waiter = this.pending.get(reply.id);
       if (waiter === undefined) return;
       this.pending.delete(reply.id);
-      if (reply.op === 'ok') waiter.resolve(reply.count);
-      else waiter.reject(new BenchError('bench_child', `bench child: ${reply.message}`));
+      if (reply.op === 'error')
+        waiter.reject(new BenchError('bench_child', `bench child: ${reply.message}`));
+      else waiter.resolve(reply);
     });
     child.on('exit', (code) => {
       for (const waiter of this.pending.values())
@@ -88,9 +173,25 @@ export class ChildHandle {
     });
   }
 
-  request(req: Request, timeoutMs = 60_000): Promise<number> {
+  /** Sends `req`; resolves with the child's count. */
+  async request(req: Request, timeoutMs = 60_000): Promise<number> {
+    const reply = await this.send(req, timeoutMs);
+    if (reply.op !== 'ok')
+      throw new BenchError('bench_child', `bench child answered ${req.op} with ${reply.op}`);
+    return reply.count;
+  }
+
+  /** What a recording sink received, from its `from`-th POST on (in arrival order). */
+  async entries(from: number, timeoutMs = 60_000): Promise<SinkEntry[]> {
+    const reply = await this.send({ op: 'entries', from }, timeoutMs);
+    if (reply.op !== 'entries')
+      throw new BenchError('bench_child', `bench child answered entries with ${reply.op}`);
+    return reply.entries;
+  }
+
+  private send(req: Request, timeoutMs: number): Promise<Answer> {
     const id = this.nextId++;
-    const done = new Promise<number>((resolve, reject) => {
+    const done = new Promise<Answer>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
     });
     this.child.send({ ...req, id });
@@ -115,7 +216,10 @@ export class ChildHandle {
   }
 }
 
-/** Forks `child.js` with `args` (`['sim', '2000']` or `['sink']`) and waits for its URL. */
+/**
+ * Forks `child.js` with `args` (`['sim', '2000']`, `['sink']` or `['sink', 'record']`) and waits
+ * for its URL.
+ */
 export async function startChild(
   args: readonly string[],
   timeoutMs = 120_000,

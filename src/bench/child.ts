@@ -4,6 +4,9 @@
  * - `child.js sim <services>`: the upstream simulator, with a tiny IPC control channel to change
  *   1% of the services between poll cycles (status toggles, incidents opened and resolved).
  * - `child.js sink`: a webhook sink answering 200 to every POST, counting what it received.
+ * - `child.js sink record`: the same sink, also recording for every POST when it arrived, its
+ *   `webhook-id` header and the ids it is about (see `SinkEntry`); it verifies nothing (no
+ *   signature check), it only reads the body's ids.
  *
  * The child sends `{ op: 'ready', url }` once listening and answers every request message with
  * `{ op: 'ok', id, count }` (or `{ op: 'error', id, message }`).
@@ -14,9 +17,12 @@ import { toError } from '../errors.js';
 import { buildCatalog, createSimulator, type Simulator } from '../sim/index.js';
 import {
   SIM_SEED,
+  clockMs,
   parseChildRequest,
+  sinkKeysOf,
   type ChildReply,
   type ChildRequest,
+  type SinkEntry,
 } from './child-protocol.js';
 import { BenchError } from './errors.js';
 
@@ -79,6 +85,8 @@ async function runSim(services: number): Promise<void> {
       }
       case 'count':
         return sim.stats.requests;
+      case 'entries':
+        throw new BenchError('bench_usage', 'the simulator child records no entries');
       case 'close':
         await sim.close();
         setImmediate(() => process.exit(0));
@@ -101,14 +109,29 @@ async function runSim(services: number): Promise<void> {
   send({ op: 'ready', url });
 }
 
-async function runSink(): Promise<void> {
+async function runSink(record: boolean): Promise<void> {
   let received = 0;
+  const entries: SinkEntry[] = [];
   const server = createServer((req, res) => {
-    req.resume();
+    if (!record) {
+      req.resume();
+      req.on('end', () => {
+        received += 1;
+        res.writeHead(200, { 'content-length': '0' });
+        res.end();
+      });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const at = clockMs();
       received += 1;
       res.writeHead(200, { 'content-length': '0' });
       res.end();
+      const header = req.headers['webhook-id'];
+      const webhookId = typeof header === 'string' ? header : '';
+      entries.push({ at, webhookId, keys: sinkKeysOf(Buffer.concat(chunks).toString('utf8')) });
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -124,6 +147,10 @@ async function runSink(): Promise<void> {
       setImmediate(() => process.exit(0));
       return;
     }
+    if (req.op === 'entries') {
+      send({ op: 'entries', id: req.id, entries: entries.slice(req.from) });
+      return;
+    }
     send({ op: 'ok', id: req.id, count: received });
   });
   send({ op: 'ready', url: `http://127.0.0.1:${port}/hook` });
@@ -134,11 +161,11 @@ async function main(): Promise<void> {
   process.on('disconnect', () => process.exit(0));
   const [mode, arg] = process.argv.slice(2);
   if (mode === 'sim') await runSim(Number(arg));
-  else if (mode === 'sink') await runSink();
+  else if (mode === 'sink') await runSink(arg === 'record');
   else
     throw new BenchError(
       'bench_usage',
-      `usage: child.js sim <services> | child.js sink (got ${String(mode)})`,
+      `usage: child.js sim <services> | child.js sink [record] (got ${String(mode)})`,
     );
 }
 

@@ -1,11 +1,11 @@
 /**
- * Poll-cycle cost (DESIGN.md section 6): one `Pipeline.runCycle(kind)` against a simulator of
- * 2,000 / 20,000 / 100,000 services running in a child process (its CPU is not ours), with no
- * changes and with 1% of the services changed before every cycle. Per cycle: CPU of this process,
- * wall time, the share spent in the upstream client (HTTP + JSON parse + normalize), and the
- * Redis commands it caused, counted by Redis (INFO stats) and by the client (commands and round
- * trips). Baselines from the same run: a bare undici GET + JSON.parse of the same body, and a bare
- * JSON.parse of it.
+ * Poll-cycle cost (the performance targets in README.md): one `Pipeline.runCycle(kind)` against
+ * a simulator of 2,000 / 20,000 / 100,000 services running in a child process (its CPU is not
+ * ours), with no changes and with 1% of the services changed before every cycle. Per cycle: CPU
+ * of this process, wall time, the share spent in the upstream client (HTTP + JSON parse +
+ * normalize), and the Redis commands it caused, counted by Redis (INFO stats) and by the client
+ * (commands and round trips). Baselines from the same run: a bare undici GET + JSON.parse of the
+ * same body, and a bare JSON.parse of it.
  */
 import { Agent, request } from 'undici';
 import { toError } from '../errors.js';

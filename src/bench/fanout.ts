@@ -1,8 +1,9 @@
 /**
- * Delivery fan-out (DESIGN.md section 6): deliveries per second to a local webhook sink (a child
- * process answering 200) through the delivery queue — `DeliveryQueue.enqueue` + `DeliveryWorker`
- * (BullMQ, concurrency 16) + the webhook notifier (render, sign, POST, classify) — against raw
- * undici `request` POSTs of the same body to the same sink with the same concurrency.
+ * Delivery fan-out (the performance targets in README.md): deliveries per second to a local
+ * webhook sink (a child process answering 200) through the delivery queue —
+ * `DeliveryQueue.enqueue` + `DeliveryWorker` (BullMQ, concurrency 16) + the webhook notifier
+ * (render, sign, POST, classify) — against raw undici `request` POSTs of the same body to the same
+ * sink with the same concurrency.
  */
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'undici';

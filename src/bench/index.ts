@@ -1,12 +1,14 @@
 /**
- * `npm run bench`: measures the performance targets of DESIGN.md section 6 and prints tables.
+ * `npm run bench`: measures the performance targets in README.md and prints tables.
  *
- *   node dist/bench/index.js [--only cycle|fanout|latency|memory[,...]]
+ *   node dist/bench/index.js [--only cycle|fanout|latency|memory|storm[,...]]
  *
  * Every figure comes with a ratio against a baseline measured in the same run (the machine is
  * shared and noisy). A missed target prints FAIL but does not change the exit code; only a
  * measurement that crashes does (exit 1). Keys live under a random `{swbench-xxxxxx...}` prefix
- * and are deleted at the end. Nothing is written to disk.
+ * and are deleted at the end. Nothing is written to disk but temporary files (daemon and
+ * Alertmanager configs, Alertmanager's storage), removed at the end. The storm section compares
+ * with Prometheus Alertmanager when it is installed (`apt-get install prometheus-alertmanager`).
  */
 import { toError } from '../errors.js';
 import { parseSections, type SectionName } from './args.js';
@@ -31,6 +33,7 @@ const RUNNERS: Record<SectionName, () => Promise<Runner>> = {
   fanout: async () => (await import('./fanout.js')).runFanoutBench,
   latency: async () => (await import('./latency.js')).runLatencyBench,
   memory: async () => (await import('./memory.js')).runMemoryBench,
+  storm: async () => (await import('./storm.js')).runStormBench,
 };
 
 async function main(): Promise<number> {

@@ -1,9 +1,10 @@
 /**
- * Detection latency (DESIGN.md section 6): upstream change visible → webhook received, through
- * the whole `App` (poller on BullMQ, pipeline, hand-off, router, delivery worker, webhook
- * notifier) polling an in-process simulator every 2 s. Each sample opens an incident on the
- * simulator and waits for the sink to receive the matching `incident.opened` webhook; the next
- * one starts after a random pause so the changes land at every phase of the poll schedule.
+ * Detection latency (the performance targets in README.md): upstream change visible → webhook
+ * received, through the whole `App` (poller on BullMQ, pipeline, hand-off, router, delivery
+ * worker, webhook notifier) polling an in-process simulator every 2 s. Each sample opens an
+ * incident on the simulator and waits for the sink to receive the matching `incident.opened`
+ * webhook; the next one starts after a random pause so the changes land at every phase of the
+ * poll schedule.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type Server } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Memory (DESIGN.md section 6: RSS <= 150 MB at 20,000 services): the real daemon
+ * Memory (performance target in README.md: RSS <= 150 MB at 20,000 services): the real daemon
  * (`node dist/cli.js run`) in a process of its own, polling a simulator of 20,000 services (a
  * child process) for status and incidents every 2 s, with 1% of the services changing every cycle
  * after a silent baseline (so snapshots, diffs, routing and webhook deliveries all run). Its RSS

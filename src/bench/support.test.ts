@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createRedis } from '../redis.js';
 import { parseSections } from './args.js';
-import { parseChildReply, parseChildRequest } from './child-protocol.js';
+import { parseChildReply, parseChildRequest, sinkKeysOf } from './child-protocol.js';
 import { BenchError } from './errors.js';
 import {
   ClientCommandCounter,
@@ -43,7 +43,7 @@ describe('median and percentile', () => {
 
 describe('parseSections', () => {
   it('defaults to every section', () => {
-    expect(parseSections([])).toEqual(['cycle', 'fanout', 'latency', 'memory']);
+    expect(parseSections([])).toEqual(['cycle', 'fanout', 'latency', 'memory', 'storm']);
   });
 
   it('accepts --only lists in both spellings, deduplicated, in the given order', () => {
@@ -71,6 +71,12 @@ describe('child protocol', () => {
       fraction: 0.01,
     });
     expect(parseChildRequest({ op: 'change', id: 3, kind: 'sla' })).toBeNull();
+    expect(parseChildRequest({ op: 'entries', id: 4, from: 10 })).toEqual({
+      op: 'entries',
+      id: 4,
+      from: 10,
+    });
+    expect(parseChildRequest({ op: 'entries', id: 4, from: -1 })).toBeNull();
     expect(parseChildRequest({ op: 'count' })).toBeNull();
     expect(parseChildRequest('close')).toBeNull();
   });
@@ -87,6 +93,29 @@ describe('child protocol', () => {
       message: 'boom',
     });
     expect(parseChildReply({ op: 'ok', id: 2 })).toBeNull();
+    const entry = { at: 1.5, webhookId: 'msg_1', keys: ['inc-1'] };
+    expect(parseChildReply({ op: 'entries', id: 3, entries: [entry] })).toEqual({
+      op: 'entries',
+      id: 3,
+      entries: [entry],
+    });
+    expect(parseChildReply({ op: 'entries', id: 3, entries: [{ at: 1 }] })).toBeNull();
+  });
+
+  it('reads the ids a webhook body is about, and nothing from garbage', () => {
+    const event = { type: 'incident.opened', data: { incident: { id: 'inc-1' } } };
+    expect(sinkKeysOf(JSON.stringify(event))).toEqual(['inc-1']);
+    const batch = {
+      type: 'batch',
+      data: { events: [{ incident: { id: 'a' } }, { incident: null }, { incident: { id: 'b' } }] },
+    };
+    expect(sinkKeysOf(JSON.stringify(batch))).toEqual(['a', 'b']);
+    const alertmanager = {
+      alerts: [{ labels: { storm_id: 'am-1' } }, { labels: { alertname: 'x' } }],
+    };
+    expect(sinkKeysOf(JSON.stringify(alertmanager))).toEqual(['am-1']);
+    expect(sinkKeysOf('not json')).toEqual([]);
+    expect(sinkKeysOf('[1]')).toEqual([]);
   });
 });
 
@@ -131,6 +160,19 @@ describe('benchConfigYaml', () => {
     ]);
     expect(config.rules.statusConfirmations).toBe(1);
     expect(config.channels.sink).toMatchObject({ type: 'webhook', url: env.SINK_URL });
+  });
+
+  it('polls and serves on what it is asked', () => {
+    const config = parseConfig(
+      benchConfigYaml(['incident.opened'], undefined, { poll: '1s', port: 18080 }),
+      env,
+      'bench',
+    );
+    expect([config.poll.status, config.poll.incidents, config.server.port]).toEqual([
+      1000, 1000, 18080,
+    ]);
+    const defaults = parseConfig(benchConfigYaml(['incident.opened']), env, 'bench');
+    expect([defaults.poll.status, defaults.server.port]).toEqual([2000, 0]);
   });
 
   it('leaves the confirmations at their default when not asked', () => {

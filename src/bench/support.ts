@@ -91,7 +91,7 @@ export function printTable(table: Table): void {
 
 export function printTargets(targets: readonly TargetResult[]): void {
   printTable({
-    title: 'Targets (DESIGN.md section 6)',
+    title: 'Targets (the performance targets in README.md)',
     columns: ['section', 'target', 'measured', 'verdict'],
     rows: targets.map((t) => [t.section, t.target, t.measured, t.pass ? 'PASS' : 'FAIL']),
     notes: ['a missed target does not fail the exit code: the machine is shared and noisy'],
@@ -245,11 +245,17 @@ export async function deleteRunKeys(url = REDIS_URL): Promise<number> {
 }
 
 /**
- * The daemon config of the sections that run the whole daemon (latency, memory): status and
- * incidents polled every 2 s, one webhook sink subscribed to `events` on every service. The
- * `${VAR}`s (SIM_URL, REDIS_URL, PREFIX, SINK_URL, SINK_SECRET) are filled in by the loader.
+ * The daemon config of the sections that run the whole daemon (latency, memory, storm): status and
+ * incidents polled every 2 s (or `options.poll`), one webhook sink subscribed to `events` on every
+ * service, no grouping, the ops server on a free port (or `options.port`). The `${VAR}`s
+ * (SIM_URL, REDIS_URL, PREFIX, SINK_URL, SINK_SECRET) are filled in by the loader.
  */
-export function benchConfigYaml(events: readonly string[], statusConfirmations?: number): string {
+export function benchConfigYaml(
+  events: readonly string[],
+  statusConfirmations?: number,
+  options: { poll?: string; port?: number } = {},
+): string {
+  const poll = options.poll ?? '2s';
   const rules =
     statusConfirmations === undefined
       ? ''
@@ -262,10 +268,10 @@ redis:
   url: \${REDIS_URL}
   prefix: \${PREFIX}
 poll:
-  status: 2s
-  incidents: 2s
+  status: ${poll}
+  incidents: ${poll}
 ${rules}server:
-  port: 0
+  port: ${String(options.port ?? 0)}
 channels:
   sink:
     type: webhook
