@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { StatuswatchError, toError } from './errors.js';
+import { StatuswatchError } from './errors.js';
 import type { Config } from './config/schema.js';
-import { createKeys, createRedis, type Keys } from './redis.js';
+import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
 import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { Pipeline, type CycleReport, type PollKind } from './pipeline/cycle.js';
@@ -29,6 +29,9 @@ export class BudgetError extends StatuswatchError {
     super('budget_exceeded', describeOverBudget(plan));
   }
 }
+
+/** How long /readyz waits for Redis to answer a PING. */
+const READINESS_TIMEOUT_MS = 1_000;
 
 export interface AppDeps {
   log: Logger;
@@ -99,9 +102,6 @@ export class App extends EventEmitter<AppEvents> {
     this.metrics = deps.metrics ?? createMetrics();
     this.keys = createKeys(config.redis.prefix);
     this.redis = createRedis(config.redis.url, { connectionName: 'statuswatch' });
-    this.redis.on('error', (err) => {
-      log.warn({ event: 'redis:error', err: toError(err).message }, 'redis connection error');
-    });
     this.client = createUpstreamClient({
       baseUrl: config.upstream.baseUrl,
       apiKey: config.upstream.apiKey,
@@ -211,6 +211,15 @@ export class App extends EventEmitter<AppEvents> {
         this.metrics.deliveryLatency.observe({ channel_type: d.channelType }, d.latencyMs / 1000);
       this.emit('delivery', d);
     });
+    // One line per Redis state change, not per reconnect attempt; and an `error` listener on
+    // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
+    watchRedis(log, this.redis, {
+      'queue:poll': this.poller.queue,
+      'queue:transitions': this.handoff.queue,
+      'queue:noise': this.noise.queue,
+      'queue:deliveries': this.deliveries.batches,
+      'queue:delivery-retries': this.deliveries.retries,
+    });
   }
 
   get currentConfig(): Config {
@@ -231,6 +240,7 @@ export class App extends EventEmitter<AppEvents> {
     if (this.deps.server !== false) {
       this.ops = new OpsServer({
         port: this.deps.port ?? this.config.server.port,
+        host: this.config.server.host,
         metrics: this.metrics,
         log,
         readiness: () => this.readiness(),
@@ -261,14 +271,12 @@ export class App extends EventEmitter<AppEvents> {
     );
   }
 
+  /**
+   * Ready when Redis answers a PING within a second (never queued: not ready at once while the
+   * connection is down, one PING at a time while Redis stalls), workers run and config is loaded.
+   */
   async readiness(): Promise<Readiness> {
-    let redis: boolean;
-    try {
-      await this.redis.ping();
-      redis = true;
-    } catch {
-      redis = false;
-    }
+    const redis = await answersWithin(this.redis, READINESS_TIMEOUT_MS);
     const checks = { redis, workers: this.running, config: true };
     return { ready: Object.values(checks).every(Boolean), checks };
   }
@@ -288,14 +296,20 @@ export class App extends EventEmitter<AppEvents> {
     this.metrics.deadLetters.set(await this.deliveries.failedJobs());
   }
 
-  /** What statuswatch currently believes about one service (admin API). */
-  async serviceState(feedId: string): Promise<Record<string, unknown>> {
+  /**
+   * What statuswatch currently believes about one service (admin API); null when it knows
+   * nothing of it (not in the upstream catalog, in no snapshot).
+   */
+  async serviceState(feedId: string): Promise<Record<string, unknown> | null> {
     const out: Record<string, unknown> = { feedId };
+    let known = (await this.pipeline.catalog.refs([feedId])).has(feedId);
     for (const kind of ['status', 'incidents', 'sla', 'scores'] as const) {
       const store = new SnapshotStore<unknown>(this.redis, this.keys, kind);
-      out[kind] = (await store.get([feedId])).get(feedId) ?? null;
+      const entry = (await store.get([feedId])).get(feedId) ?? null;
+      if (entry !== null) known = true;
+      out[kind] = entry;
     }
-    return out;
+    return known ? out : null;
   }
 
   /** Swaps channels and subscriptions. Other sections need a restart (logged). */

@@ -3,6 +3,7 @@
  * is an error, because a typo must not silently disable alerting. Durations come out in
  * milliseconds.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { toError } from '../errors.js';
 import { emailChannelConfigSchema, type EmailChannelConfig } from '../notify/email/config.js';
@@ -111,9 +112,29 @@ const rulesSchema = z
   })
   .prefault({});
 
+/** A host name (RFC 1123 labels) or an IPv4 / IPv6 address (without brackets). */
+function isListenHost(value: string): boolean {
+  if (isIP(value) !== 0) return true;
+  return (
+    value.length <= 253 &&
+    /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/.test(
+      value,
+    )
+  );
+}
+
+const LISTEN_HOST_HINT = 'expected an IPv4 or IPv6 address (without brackets) or a host name';
+
 const serverSchema = z
   .strictObject({
     port: intField(0, 65_535).default(8080),
+    /**
+     * The address the ops server listens on: `127.0.0.1` local only, `::` every address. Unset
+     * means `0.0.0.0` (every IPv4 address; the OpsServer's default).
+     */
+    host: nonEmptyString('a host name or IP address')
+      .refine((value) => value.trim() === '' || isListenHost(value), { error: LISTEN_HOST_HINT })
+      .optional(),
     /** Bearer token for /admin/*; the admin API is off when unset or empty. */
     adminToken: optionalSecretField(),
   })

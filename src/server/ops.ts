@@ -16,14 +16,19 @@ export interface AdminApi {
   silences: SilenceStore;
   deadLetters(): Promise<unknown>;
   retryDeadLetter(id: string): Promise<boolean>;
-  serviceState(feedId: string): Promise<unknown>;
+  /** What is known about one service; null when nothing is (answered 404). */
+  serviceState(feedId: string): Promise<Record<string, unknown> | null>;
   /** What the upstream's enumerated-looking fields were seen to hold, and how each word is read. */
   vocabulary(): Promise<unknown>;
 }
 
+/** Where the ops server listens unless told otherwise (`server.host`): every IPv4 address. */
+export const DEFAULT_HOST = '0.0.0.0';
+
 export interface OpsServerOptions {
   port: number;
-  host?: string;
+  /** Listen address; default {@link DEFAULT_HOST}. */
+  host?: string | undefined;
   metrics: Metrics;
   /** Called before each scrape to sample queue depths. */
   beforeScrape?: () => Promise<void>;
@@ -31,6 +36,15 @@ export interface OpsServerOptions {
   adminToken: () => string | undefined;
   admin: AdminApi;
   log: Logger;
+}
+
+/** A path segment percent-decoded; undefined for a malformed encoding (`%`, `%ZZ`). */
+function decodeSegment(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
 }
 
 function digest(value: string): Buffer {
@@ -79,7 +93,7 @@ export class OpsServer {
     this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.options.port, this.options.host ?? '0.0.0.0', () => {
+      server.listen(this.options.port, this.options.host ?? DEFAULT_HOST, () => {
         server.off('error', reject);
         resolve();
       });
@@ -132,7 +146,11 @@ export class OpsServer {
     }
     const retry = /^\/admin\/dead-letters\/([^/]+)\/retry$/.exec(path);
     if (retry !== null && method === 'POST') {
-      const id = decodeURIComponent(retry[1] ?? '');
+      const id = decodeSegment(retry[1] ?? '');
+      if (id === undefined) {
+        send(res, 400, { error: 'bad dead letter id encoding' });
+        return;
+      }
       const ok = await this.options.admin.retryDeadLetter(id);
       send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` });
       return;
@@ -143,7 +161,14 @@ export class OpsServer {
     }
     const service = /^\/admin\/services\/([^/]+)$/.exec(path);
     if (service !== null && method === 'GET') {
-      send(res, 200, await this.options.admin.serviceState(decodeURIComponent(service[1] ?? '')));
+      const feedId = decodeSegment(service[1] ?? '');
+      if (feedId === undefined) {
+        send(res, 400, { error: 'bad service id encoding' });
+        return;
+      }
+      const state = await this.options.admin.serviceState(feedId);
+      if (state === null) send(res, 404, { error: `no service ${feedId} known` });
+      else send(res, 200, state);
       return;
     }
     send(res, 404, { error: `no such admin route: ${method} ${path}` });

@@ -6,8 +6,12 @@ import type { SilenceStore } from './store.js';
 
 /** Largest accepted `POST /admin/silences` body. */
 export const MAX_BODY_BYTES = 64 * 1024;
-/** Beyond this an oversized body is not even drained. */
-const DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES;
+/**
+ * An oversized body is read and dropped up to this size, then answered 413, so the client (which
+ * sends its whole body before reading the answer) gets the 413 rather than a reset connection.
+ * Past it the 413 goes out at once and the connection is closed behind it.
+ */
+export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** A silence as the admin API returns it: the stored fields plus its state at the server's clock. */
 export type SilenceView = Silence & { state: SilenceState };
@@ -21,46 +25,52 @@ function send(res: ServerResponse, status: number, body: unknown, headers = {}):
   res.end(JSON.stringify(body));
 }
 
-type Body = { ok: true; value: unknown } | { ok: false; status: number; error: string };
+type Body =
+  | { ok: true; value: unknown }
+  | { ok: false; status: number; error: string; headers?: Record<string, string> };
 
 /**
- * Reads a JSON body of at most `MAX_BODY_BYTES`. Past the limit the rest is read and dropped
- * (so the client gets the 413 instead of a reset connection), never buffered.
+ * Reads a JSON body of at most `MAX_BODY_BYTES`. Past the limit the rest is read and dropped, never
+ * buffered, up to `DRAIN_LIMIT_BYTES`; either way the answer is a 413 that closes the connection.
  */
 function readJson(req: IncomingMessage): Promise<Body> {
   const tooLarge: Body = {
     ok: false,
     status: 413,
     error: `body larger than ${MAX_BODY_BYTES} bytes`,
+    headers: { connection: 'close' },
   };
   return new Promise<Body>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let settled = false;
+    const settle = (body: Body): void => {
+      if (settled) return;
+      settled = true;
+      resolve(body);
+    };
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
       else chunks.length = 0;
-      if (size > DRAIN_LIMIT_BYTES) {
-        // Not a mistake but a flood: stop reading (the connection goes, and the response with it).
-        req.destroy();
-        resolve(tooLarge);
-      }
+      // Not a mistake but a flood: answer now; the server closes the connection after the answer.
+      if (size > DRAIN_LIMIT_BYTES) settle(tooLarge);
     });
     req.once('error', reject);
     req.once('end', () => {
       if (size > MAX_BODY_BYTES) {
-        resolve(tooLarge);
+        settle(tooLarge);
         return;
       }
       const text = Buffer.concat(chunks).toString('utf8');
       if (text.trim() === '') {
-        resolve({ ok: false, status: 400, error: 'empty body; expected JSON' });
+        settle({ ok: false, status: 400, error: 'empty body; expected JSON' });
         return;
       }
       try {
-        resolve({ ok: true, value: JSON.parse(text) as unknown });
+        settle({ ok: true, value: JSON.parse(text) as unknown });
       } catch {
-        resolve({ ok: false, status: 400, error: 'body is not valid JSON' });
+        settle({ ok: false, status: 400, error: 'body is not valid JSON' });
       }
     });
   });
@@ -107,7 +117,7 @@ export async function handleSilences(
     if (method === 'POST') {
       const body = await readJson(req);
       if (!body.ok) {
-        send(res, body.status, { error: body.error });
+        send(res, body.status, { error: body.error }, body.headers);
         return true;
       }
       let silence: Silence;
