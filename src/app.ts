@@ -23,6 +23,8 @@ import { silencedBy } from './silences/match.js';
 import { NoiseStore } from './noise/store.js';
 import { monthlyFigures } from './noise/monthly.js';
 import { NoiseTicker, type SilenceCheck } from './noise/ticker.js';
+import type { Queue } from 'bullmq';
+import { QUEUES, type QueueRole } from './queues.js';
 
 export class BudgetError extends StatuswatchError {
   constructor(readonly plan: Plan) {
@@ -213,13 +215,16 @@ export class App extends EventEmitter<AppEvents> {
     });
     // One line per Redis state change, not per reconnect attempt; and an `error` listener on
     // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
-    watchRedis(log, this.redis, {
-      'queue:poll': this.poller.queue,
-      'queue:transitions': this.handoff.queue,
-      'queue:noise': this.noise.queue,
-      'queue:deliveries': this.deliveries.batches,
-      'queue:delivery-retries': this.deliveries.retries,
-    });
+    watchRedis(
+      log,
+      this.redis,
+      Object.fromEntries(
+        (Object.entries(this.queues()) as [QueueRole, Queue][]).map(([role, queue]) => [
+          `queue:${QUEUES[role]}`,
+          queue,
+        ]),
+      ),
+    );
   }
 
   get currentConfig(): Config {
@@ -281,14 +286,21 @@ export class App extends EventEmitter<AppEvents> {
     return { ready: Object.values(checks).every(Boolean), checks };
   }
 
+  /** Every queue of the installation, by role (the table in src/queues.ts). */
+  private queues(): Record<QueueRole, Queue> {
+    return {
+      poll: this.poller.queue,
+      transitions: this.handoff.queue,
+      deliveries: this.deliveries.batches,
+      deliveryRetries: this.deliveries.retries,
+      noise: this.noise.queue,
+    };
+  }
+
   private async sampleQueues(): Promise<void> {
     const states = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
-    for (const [name, queue] of [
-      ['poll', this.poller.queue],
-      ['transitions', this.handoff.queue],
-      ['deliveries', this.deliveries.batches],
-      ['delivery-retries', this.deliveries.retries],
-    ] as const) {
+    for (const [role, queue] of Object.entries(this.queues()) as [QueueRole, Queue][]) {
+      const name = QUEUES[role];
       const counts = await queue.getJobCounts(...states);
       for (const state of states)
         this.metrics.queueDepth.set({ queue: name, state }, counts[state] ?? 0);

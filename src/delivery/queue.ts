@@ -11,9 +11,10 @@ import type { Redis } from 'ioredis';
 import type { Keys } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
+import { QUEUES } from '../queues.js';
 
-export const DELIVERIES_QUEUE = 'deliveries';
-export const RETRIES_QUEUE = 'delivery-retries';
+export const DELIVERIES_QUEUE = QUEUES.deliveries;
+export const RETRIES_QUEUE = QUEUES.deliveryRetries;
 export const DEFAULT_ATTEMPTS = 8;
 /** Deliveries in one batch job. */
 export const BATCH_SIZE = 100;

@@ -14,8 +14,9 @@ import type { NoiseStore, ToldEntry } from './store.js';
 import { isExcepted, quietState } from './quiet.js';
 import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
+import { QUEUES } from '../queues.js';
 
-export const NOISE_QUEUE = 'noise';
+export const NOISE_QUEUE = QUEUES.noise;
 
 /** A digest period at least this long is a month-end digest. */
 const MONTHLY_PERIOD_MS = 27 * 24 * 3600 * 1000;

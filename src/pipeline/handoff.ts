@@ -3,8 +3,9 @@ import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
+import { QUEUES } from '../queues.js';
 
-export const TRANSITIONS_QUEUE = 'transitions';
+export const TRANSITIONS_QUEUE = QUEUES.transitions;
 
 /** Routed cycle jobs are kept this long (their ids make a re-enqueued cycle a no-op meanwhile). */
 export const CYCLE_RETENTION_SECONDS = 24 * 3600;

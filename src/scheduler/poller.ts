@@ -14,8 +14,9 @@ import {
 } from '../pipeline/cycle.js';
 import { UpstreamError } from '../upstream/index.js';
 import type { RateLimitInfo } from '../upstream/model.js';
+import { QUEUES } from '../queues.js';
 
-export const POLL_QUEUE = 'poll';
+export const POLL_QUEUE = QUEUES.poll;
 
 export type PollJobKind = PollKind | 'catalog' | 'categories';
 export interface PollJob {
