@@ -19,6 +19,15 @@ export function routeKey(subscription: string, channel: string): string {
   return `${subscription}|${channel}`;
 }
 
+/**
+ * The lifecycle key of a ledger field: what follows `subscription|channel|` (names never hold a
+ * `|`; the key itself, `feedId|subject`, may).
+ */
+export function keyOfField(field: string): string {
+  const first = field.indexOf('|');
+  return field.slice(field.indexOf('|', first + 1) + 1);
+}
+
 /** The field of a (route, lifecycle) pair in the told and suppressed hashes. */
 export function ledgerField(route: string, key: string): string {
   return `${route}|${key}`;
@@ -72,6 +81,19 @@ export function admitBatch(input: GateInput): GateResult {
   const { state, now } = input;
   const notifications: Notification[] = [];
   const effects: GateEffect[] = [];
+  // The ledger's fields by lifecycle key, so a closing finds its routes without scanning the
+  // whole ledger (a storm of closings stays linear).
+  const byKey = new Map<string, { told: Set<string>; suppressed: Set<string> }>();
+  const slot = (key: string): { told: Set<string>; suppressed: Set<string> } => {
+    let s = byKey.get(key);
+    if (s === undefined) {
+      s = { told: new Set(), suppressed: new Set() };
+      byKey.set(key, s);
+    }
+    return s;
+  };
+  for (const f of state.told) slot(keyOfField(f)).told.add(f);
+  for (const f of state.suppressed) slot(keyOfField(f)).suppressed.add(f);
   for (const { transition: t, routes } of input.items) {
     const key = lifecycleKey(t);
     for (const r of routes) {
@@ -122,10 +144,13 @@ export function admitBatch(input: GateInput): GateResult {
           });
           state.told.add(field);
           state.suppressed.delete(field);
+          slot(key).told.add(field);
+          slot(key).suppressed.delete(field);
           break;
         case 'suppress':
           effects.push({ type: 'suppress', field, transitionId: t.id });
           state.suppressed.add(field);
+          slot(key).suppressed.add(field);
           break;
         case 'close':
         case 'none':
@@ -133,9 +158,10 @@ export function admitBatch(input: GateInput): GateResult {
       }
     }
     if (roleOf(t) === 'closing') {
-      const suffix = `|${key}`;
-      const told = [...state.told].filter((f) => f.endsWith(suffix));
-      const suppressed = [...state.suppressed].filter((f) => f.endsWith(suffix));
+      const fields = byKey.get(key);
+      byKey.delete(key);
+      const told = [...(fields?.told ?? [])];
+      const suppressed = [...(fields?.suppressed ?? [])];
       for (const f of told) state.told.delete(f);
       for (const f of suppressed) state.suppressed.delete(f);
       if (told.length + suppressed.length > 0) effects.push({ type: 'close', told, suppressed });
