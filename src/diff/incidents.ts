@@ -79,6 +79,31 @@ function boundedClosed(closed: Map<string, ClosedIncidentItem>): Map<string, Clo
 }
 
 /**
+ * True when the service's incidents are exactly its stored open ones (same ids, titles, starts,
+ * statuses and update counts; none resolved, none gone) and no remembered resolution has
+ * expired: the full diff would emit nothing and store the same entry.
+ */
+function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: number): boolean {
+  const ids = Object.keys(prev.open);
+  if (ids.length !== current.length) return false;
+  for (const incident of current) {
+    const before = prev.open[incident.id];
+    if (before === undefined || incident.status === 'resolved') return false;
+    const item = itemOf(incident);
+    if (
+      item.status !== before.status ||
+      item.updateCount !== before.updateCount ||
+      item.title !== before.title ||
+      item.started !== before.started
+    )
+      return false;
+  }
+  for (const c of Object.values(prev.closed ?? {}))
+    if (now - c.at >= CLOSED_RETENTION_MS) return false;
+  return new Set(current.map((i) => i.id)).size === ids.length;
+}
+
+/**
  * incident.opened / incident.updated / incident.resolved. An update is a new update entry or a
  * status change of the incident. Resolution happens when the upstream says `resolved`, or when an
  * open incident is absent and `resolvable(feedId, id)` allows it. An incident id that comes back
@@ -105,6 +130,10 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
   for (const feedId of [...feeds].sort()) {
     const prev = previous.get(feedId);
     const prevOpen = prev?.open ?? {};
+    // Most services with open incidents show exactly what they showed last cycle: nothing to
+    // derive, nothing to write (this keeps a cycle with thousands of open incidents cheap).
+    if (prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], input.now))
+      continue;
     let seq = prev?.seq ?? 0;
     const open = new Map<string, IncidentEntryItem>();
     const closed = new Map<string, ClosedIncidentItem>(

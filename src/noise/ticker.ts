@@ -129,9 +129,13 @@ export class NoiseTicker {
     };
     await this.flushGroups(now, plan);
     await this.sendCatchups(now, plan);
-    const told = await this.o.store.allTold();
-    await this.remind(now, told, plan);
-    await this.sendDigests(now, told, plan);
+    // Reminders and digests read the whole ledger of told openings; without a subscription
+    // that asks for either, a tick does not read it (thousands of open incidents stay cheap).
+    if (this.o.subscriptions().some((s) => s.repeat !== undefined || s.digest !== undefined)) {
+      const told = await this.o.store.allTold();
+      await this.remind(now, told, plan);
+      await this.sendDigests(now, told, plan);
+    }
     await this.apply(now, plan);
     return plan.report;
   }
