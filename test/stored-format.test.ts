@@ -18,6 +18,7 @@ import { CatalogStore } from '../src/pipeline/catalog.js';
 import { VocabularyRecorder } from '../src/pipeline/vocabulary.js';
 import { scripts } from '../src/redis/scripts.js';
 import { corruptCounts } from '../src/redis/stored.js';
+import { createMetrics } from '../src/server/metrics.js';
 import type { Silence } from '../src/silences/model.js';
 import { SilenceStore } from '../src/silences/store.js';
 import { SnapshotStore } from '../src/snapshot/store.js';
@@ -195,6 +196,11 @@ describe('noise state in the previous format', () => {
     });
     expect(await store.allTold()).toEqual(new Map());
     expect(corrupt('noise:told')).toBe(before + 2);
+    // Visible in /metrics as statuswatch_stored_values_unreadable_total{kind}.
+    const scrape = await createMetrics().registry.metrics();
+    expect(scrape).toContain(
+      `statuswatch_stored_values_unreadable_total{kind="noise:told"} ${String(before + 2)}`,
+    );
   });
 
   it('claims unversioned buffered transitions, skipping one of a future version', async () => {

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { corruptCounts } from '../redis/stored.js';
 
 /** Every metric statuswatch exports, on a registry of its own (tests create as many as they like). */
 export function createMetrics() {
@@ -82,6 +83,17 @@ export function createMetrics() {
       help: 'Jobs in each BullMQ queue by state (sampled at scrape time)',
       labelNames: ['queue', 'state'] as const,
       registers: [registry],
+    }),
+    unreadableState: new Counter({
+      name: 'statuswatch_stored_values_unreadable_total',
+      help: 'Values read from Redis that did not decode (corrupt, or written in a format this release does not know), by shape; each is treated as absent',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+      collect() {
+        // The counts live in src/redis/stored.ts (they only grow): copied at scrape time.
+        this.reset();
+        for (const [kind, n] of corruptCounts()) this.inc({ kind }, n);
+      },
     }),
     deadLetters: new Gauge({
       name: 'statuswatch_dead_letters',
