@@ -246,50 +246,6 @@ export class NoiseStore {
     return { told: entry, suppressed: suppressed === 1 };
   }
 
-  async tell(
-    subscription: string,
-    channel: string,
-    key: string,
-    opening: Transition,
-    now: number,
-  ): Promise<void> {
-    const route = routeKey(subscription, channel);
-    const entry: ToldEntry = {
-      subscription,
-      channel,
-      opening,
-      toldAt: now,
-      lastSentAt: now,
-      reminders: 0,
-    };
-    await this.redis
-      .multi()
-      .hset(this.k('told'), `${route}|${key}`, encode(TOLD_ENTRY, entry))
-      .hdel(this.k('suppressed'), `${route}|${key}`)
-      .exec();
-  }
-
-  async suppress(route: string, key: string, transitionId: string): Promise<void> {
-    await this.redis.hset(this.k('suppressed'), `${route}|${key}`, transitionId);
-  }
-
-  /** Closes `key` for every route that was told of it or had it suppressed. */
-  async closeEverywhere(key: string): Promise<void> {
-    const suffix = `|${key}`;
-    for (const hash of [this.k('told'), this.k('suppressed')]) {
-      const fields = (await this.redis.hkeys(hash)).filter((f) => f.endsWith(suffix));
-      if (fields.length > 0) await this.redis.hdel(hash, ...fields);
-    }
-  }
-
-  async close(route: string, key: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hdel(this.k('told'), `${route}|${key}`)
-      .hdel(this.k('suppressed'), `${route}|${key}`)
-      .exec();
-  }
-
   /**
    * Every told entry, by `route|key` (open things only: bounded by what is broken now). A
    * corrupt entry is left out (and left alone): nothing reminds of it, a closing still deletes it.
@@ -321,20 +277,9 @@ export class NoiseStore {
     );
   }
 
-  /** Appends to a route's group buffer once per transition id (a retried routing job adds nothing). */
+  /** One transition into a route's group buffer (what a routed batch's `group` effect does). */
   async addToGroup(route: string, t: Transition, now: number): Promise<void> {
-    await this.scripts.noiseBufferAppend(
-      [this.k('group', route), this.k('seen', route), this.k('group-since')],
-      [t.id, encode(BUFFERED_TRANSITION, t), route, String(now), '1'],
-    );
-  }
-
-  /** Holds a transition for a route's quiet hours, once per transition id. */
-  async hold(route: string, t: Transition, until: number): Promise<void> {
-    await this.scripts.noiseBufferAppend(
-      [this.k('held', route), this.k('seen', route), this.k('held-until')],
-      [t.id, encode(BUFFERED_TRANSITION, t), route, String(until), '0'],
-    );
+    await this.commitGate([{ type: 'group', route, transition: t }], [], now);
   }
 
   async groupsSince(): Promise<Map<string, number>> {
@@ -370,17 +315,13 @@ export class NoiseStore {
     );
   }
 
+  /** One routed transition into the digest history (what a routed batch's `history` effect does). */
   async recordHistory(t: Transition, subscriptions: readonly string[], now: number): Promise<void> {
-    const key = this.keys.key('history');
-    await this.redis
-      .multi()
-      .zadd(
-        key,
-        String(t.observedAt),
-        encode(HISTORY_ITEM, { t, subscriptions: [...subscriptions] }),
-      )
-      .zremrangebyscore(key, '-inf', String(now - HISTORY_RETENTION_MS))
-      .exec();
+    await this.commitGate(
+      [{ type: 'history', transition: t, subscriptions: [...subscriptions] }],
+      [],
+      now,
+    );
   }
 
   /** Routed transitions observed in [from, to); a corrupt item is left out (counted). */
