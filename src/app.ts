@@ -19,10 +19,9 @@ import { createMetrics, type Metrics } from './server/metrics.js';
 import { OpsServer, type Readiness } from './server/ops.js';
 import { SnapshotStore } from './snapshot/store.js';
 import { SilenceStore } from './silences/store.js';
-import { silencedBy } from './silences/match.js';
 import { NoiseStore } from './noise/store.js';
 import { monthlyFigures } from './noise/monthly.js';
-import { NoiseTicker, type SilenceCheck } from './noise/ticker.js';
+import { NoiseTicker } from './noise/ticker.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
 
@@ -168,8 +167,6 @@ export class App extends EventEmitter<AppEvents> {
     this.deliveries = new DeliveryQueue(this.redis, this.keys);
     this.noiseStore = new NoiseStore(this.redis, this.keys);
     this.silences = new SilenceStore(this.redis, this.keys, now);
-    const silenced: SilenceCheck = async (target, at) =>
-      silencedBy(await this.silences.active(), target, at) !== undefined;
     this.router = new Router({
       connection: this.redis,
       keys: this.keys,
@@ -186,7 +183,7 @@ export class App extends EventEmitter<AppEvents> {
       store: this.noiseStore,
       deliveries: this.deliveries,
       subscriptions: () => this.config.subscriptions,
-      silenced,
+      silences: () => this.silences.active(),
       premium: () => this.client.hasPremium,
       monthly: monthlyFigures(this.client),
       log,

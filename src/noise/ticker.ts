@@ -3,7 +3,6 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DateTime } from 'luxon';
 import { errorCode, toError } from '../errors.js';
-import type { EventKind } from '../config/events.js';
 import type { Keys } from '../redis.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { transitionId, type Transition } from '../diff/transition.js';
@@ -15,6 +14,8 @@ import { isExcepted, quietState } from './quiet.js';
 import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
 import { QUEUES } from '../queues.js';
+import { silencedBy } from '../silences/match.js';
+import type { Silence } from '../silences/model.js';
 
 export const NOISE_QUEUE = QUEUES.noise;
 
@@ -25,11 +26,6 @@ const MONTHLY_PERIOD_MS = 27 * 24 * 3600 * 1000;
 export function monthOf(at: number, timezone: string): string {
   return DateTime.fromMillis(at, { zone: timezone }).toFormat('yyyy-MM');
 }
-
-export type SilenceCheck = (
-  target: { feedId: string; kind: EventKind; subscription: string; channel: string },
-  now: number,
-) => Promise<boolean>;
 
 export interface TickReport {
   batches: number;
@@ -44,7 +40,8 @@ export interface NoiseTickerOptions {
   store: NoiseStore;
   deliveries: DeliveryQueue;
   subscriptions: () => readonly SubscriptionConfig[];
-  silenced: SilenceCheck;
+  /** The silences in force (the silence store's `active()`), read once per tick when needed. */
+  silences: () => Promise<Silence[]>;
   premium: () => boolean;
   log: Logger;
   now?: () => number;
@@ -206,15 +203,18 @@ export class NoiseTicker {
     told: ReadonlyMap<string, ToldEntry>,
     plan: TickPlan,
   ): Promise<void> {
+    let silences: Silence[] | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined || now - entry.lastSentAt < sub.repeat) continue;
       const t = entry.opening;
+      silences ??= await this.o.silences();
       if (
-        await this.o.silenced(
+        silencedBy(
+          silences,
           { feedId: t.feedId, kind: t.kind, subscription: sub.name, channel: entry.channel },
           now,
-        )
+        ) !== undefined
       )
         continue;
       if (

@@ -6,9 +6,8 @@ import { DeliveryQueue } from '../../src/delivery/queue.js';
 import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { NoiseStore } from '../../src/noise/store.js';
-import { NoiseTicker, type SilenceCheck } from '../../src/noise/ticker.js';
+import { NoiseTicker } from '../../src/noise/ticker.js';
 import { SilenceStore } from '../../src/silences/store.js';
-import { silencedBy } from '../../src/silences/match.js';
 import { Handoff } from '../../src/pipeline/handoff.js';
 import { CategoryStore } from '../../src/routing/categories.js';
 import { Router } from '../../src/routing/router.js';
@@ -85,8 +84,6 @@ export async function noiseHarness(
   worker.start();
   const store = new NoiseStore(tr.redis, tr.keys);
   const silences = new SilenceStore(tr.redis, tr.keys, now, { cacheMs: 0 });
-  const silenced: SilenceCheck = async (target, at) =>
-    silencedBy(await silences.active(), target, at) !== undefined;
   const router = new Router({
     connection: tr.redis,
     keys: tr.keys,
@@ -104,7 +101,7 @@ export async function noiseHarness(
     store,
     deliveries,
     subscriptions: () => config.subscriptions,
-    silenced,
+    silences: () => silences.active(),
     premium: () => o.apiKey !== undefined,
     ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
     log,
