@@ -4,6 +4,7 @@ import { planOf } from '../app.js';
 import { createUpstreamClient } from '../upstream/index.js';
 import { toError } from '../errors.js';
 import { redactText, secretValues } from '../config/redact.js';
+import { kindOf } from '../notify/kinds.js';
 
 export interface CheckReport {
   ok: boolean;
@@ -11,14 +12,7 @@ export interface CheckReport {
 }
 
 function channelLine(name: string, c: Config['channels'][string]): string {
-  switch (c.type) {
-    case 'slack':
-      return `  ${name}: slack (incoming webhook, URL hidden)`;
-    case 'email':
-      return `  ${name}: email via ${c.smtp.host}:${c.smtp.port} from ${c.from} to ${c.to.join(', ')}`;
-    case 'webhook':
-      return `  ${name}: webhook (Standard Webhooks, URL and secret hidden)`;
-  }
+  return `  ${name}: ${kindOf(c).describe(c)}`;
 }
 
 /**

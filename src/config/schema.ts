@@ -6,9 +6,17 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { toError } from '../errors.js';
-import { emailChannelConfigSchema, type EmailChannelConfig } from '../notify/email/config.js';
-import { slackChannelConfigSchema, type SlackChannelConfig } from '../notify/slack/config.js';
-import { webhookChannelConfigSchema, type WebhookChannelConfig } from '../notify/webhook/config.js';
+import type { EmailChannelConfig } from '../notify/email/config.js';
+import type { SlackChannelConfig } from '../notify/slack/config.js';
+import type { WebhookChannelConfig } from '../notify/webhook/config.js';
+import type { ChannelSchema } from '../notify/kind.js';
+import {
+  CHANNEL_TYPES,
+  channelKindList,
+  type ChannelConfig,
+  type ChannelConfigInput,
+  type ChannelType,
+} from '../notify/kinds.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -27,7 +35,7 @@ import { parseQuietWindow, QUIET_WINDOW_HINT } from './quiet-hours.js';
 
 export type { EmailChannelConfig, SlackChannelConfig, WebhookChannelConfig };
 
-export const CHANNEL_TYPES = ['slack', 'email', 'webhook'] as const;
+export { CHANNEL_TYPES, type ChannelConfig, type ChannelType };
 
 /** Channel and subscription names end up in delivery job ids (`transition:subscription:channel`). */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -140,22 +148,24 @@ const serverSchema = z
   })
   .prefault({});
 
-export const channelConfigSchema = z.discriminatedUnion(
-  'type',
-  [slackChannelConfigSchema, emailChannelConfigSchema, webhookChannelConfigSchema],
-  {
-    // Typed as invalid_union only, but a non-map entry arrives here as invalid_type.
-    error: (issue) => {
-      const code: string = issue.code;
-      if (code === 'invalid_union') {
-        return `unknown channel type; expected one of: ${CHANNEL_TYPES.join(', ')}`;
-      }
-      return issue.input === undefined
-        ? 'required'
-        : 'expected a channel definition (a map with a type)';
-    },
+const channelSchemas = channelKindList.map((kind) => kind.schema) as [
+  ChannelSchema,
+  ...ChannelSchema[],
+];
+
+/** One member per channel kind (`src/notify/kinds.ts`), told apart by `type`. */
+export const channelConfigSchema = z.discriminatedUnion('type', channelSchemas, {
+  // Typed as invalid_union only, but a non-map entry arrives here as invalid_type.
+  error: (issue) => {
+    const code: string = issue.code;
+    if (code === 'invalid_union') {
+      return `unknown channel type; expected one of: ${CHANNEL_TYPES.join(', ')}`;
+    }
+    return issue.input === undefined
+      ? 'required'
+      : 'expected a channel definition (a map with a type)';
   },
-);
+}) as unknown as z.ZodType<ChannelConfig, ChannelConfigInput>;
 
 const quietWindowSchema = z
   .string({ error: expected(`a window string; ${QUIET_WINDOW_HINT}`) })
@@ -330,15 +340,6 @@ export type RedisConfig = Config['redis'];
 export type PollConfig = Config['poll'];
 export type RulesConfig = Config['rules'];
 export type ServerConfig = Config['server'];
-export type ChannelConfig = z.output<typeof channelConfigSchema>;
-export type ChannelType = ChannelConfig['type'];
 export type SubscriptionConfig = Config['subscriptions'][number];
 export type QuietHoursConfig = NonNullable<SubscriptionConfig['quietHours']>;
 export type DigestConfig = NonNullable<SubscriptionConfig['digest']>;
-
-// Keeps CHANNEL_TYPES and the union in step at compile time.
-const _channelTypesMatch: ChannelType extends (typeof CHANNEL_TYPES)[number]
-  ? (typeof CHANNEL_TYPES)[number] extends ChannelType
-    ? true
-    : never
-  : never = true;

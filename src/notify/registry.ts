@@ -1,42 +1,30 @@
 /**
- * Channel type → notifier factory. Adding a channel kind = a new `src/notify/<kind>/` folder
- * (config.ts, render.ts, index.ts) and one line here; `satisfies` makes a missing kind a compile
- * error.
+ * Channel config → notifier, for every kind in `kinds.ts`. Classification and secret scrubbing
+ * happen here once, around every kind's `send`: whatever a notifier throws leaves as a
+ * `DeliveryError` with none of the channel's secrets in its message, stack or causes.
  */
-import type { Dispatcher } from 'undici';
-import type { ChannelConfig, ChannelType } from '../config/schema.js';
-import { createEmailNotifier } from './email/index.js';
-import { createSlackNotifier } from './slack/index.js';
-import type { Notifier } from './types.js';
-import { createWebhookNotifier } from './webhook/index.js';
+import { toError } from '../errors.js';
+import { classifyError } from './classify.js';
+import type { NotifierDeps } from './kind.js';
+import { channelSecrets, kindOf, type ChannelConfig } from './kinds.js';
+import { scrubDeliveryError } from './secrets.js';
+import { DeliveryError, type Notification, type Notifier } from './types.js';
 
-/** Shared, optional dependencies; each kind takes what it uses. */
-export interface NotifierDeps {
-  /** HTTP dispatcher for HTTP-based kinds (tests, proxies). */
-  dispatcher?: Dispatcher;
-}
-
-export type ChannelConfigOf<K extends ChannelType> = Extract<ChannelConfig, { type: K }>;
-
-export interface NotifierModule<C extends ChannelConfig = ChannelConfig> {
-  create(config: C, deps?: NotifierDeps): Notifier;
-}
-
-/** `Record<ChannelType, NotifierModule>`, with each kind's factory taking its own config type. */
-type NotifierModules = { [K in ChannelType]: NotifierModule<ChannelConfigOf<K>> };
-
-export const notifierModules = {
-  slack: { create: (config, deps) => createSlackNotifier(config, deps) },
-  email: { create: (config) => createEmailNotifier(config) },
-  webhook: { create: (config, deps) => createWebhookNotifier(config, deps) },
-} satisfies NotifierModules;
-
-function moduleFor<K extends ChannelType>(type: K): NotifierModule<ChannelConfigOf<K>> {
-  const modules: NotifierModules = notifierModules;
-  return modules[type];
-}
+export type { NotifierDeps } from './kind.js';
 
 /** The notifier for one zod-parsed channel config. */
 export function createNotifier(config: ChannelConfig, deps: NotifierDeps = {}): Notifier {
-  return moduleFor<ChannelType>(config.type).create(config, deps);
+  const inner = kindOf(config).create(config, deps);
+  const secrets = channelSecrets(config);
+  return {
+    async send(notification: Notification): Promise<void> {
+      try {
+        await inner.send(notification);
+      } catch (caught) {
+        const error = caught instanceof DeliveryError ? caught : classifyError(toError(caught));
+        throw scrubDeliveryError(error, secrets);
+      }
+    },
+    close: () => inner.close(),
+  };
 }

@@ -4,7 +4,7 @@
  * the whole `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request
  * object does not travel on into logs).
  */
-import { isSensitiveHeader, redactText } from '../config/redact.js';
+import { isSensitiveHeader, redactText } from '../config/secret-text.js';
 import { toError } from '../errors.js';
 import { DeliveryError } from './types.js';
 

@@ -10,7 +10,9 @@ import { toError } from '../../errors.js';
 import { classifyError } from '../classify.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
-import type { EmailChannelConfig } from './config.js';
+import { emailChannelConfigSchema, type EmailChannelConfig } from './config.js';
+import { REDACTED } from '../../config/secret-text.js';
+import { defineChannelKind } from '../kind.js';
 import { renderEmail } from './render.js';
 
 export interface EmailNotifierDeps {
@@ -110,3 +112,30 @@ export function createEmailNotifier(
     },
   };
 }
+
+export const emailKind = defineChannelKind({
+  type: 'email',
+  schema: emailChannelConfigSchema,
+  title: 'E-mail over SMTP (plain text and HTML, threaded per episode)',
+  secretPaths: ['smtp.auth.pass'],
+  secrets: smtpSecrets,
+  redact: (config) =>
+    config.smtp.auth === undefined
+      ? config
+      : { ...config, smtp: { ...config.smtp, auth: { ...config.smtp.auth, pass: REDACTED } } },
+  describe: (config) =>
+    `email via ${config.smtp.host}:${config.smtp.port} from ${config.from} to ${config.to.join(', ')}`,
+  preview: (notification, _name, config) => {
+    const mail = renderEmail(notification, { subjectPrefix: config.subjectPrefix });
+    const head = [
+      `From: ${config.from}`,
+      `To: ${config.to.join(', ')}`,
+      `Subject: ${mail.subject}`,
+      `Message-ID: ${mail.messageId}`,
+      ...(mail.inReplyTo === null ? [] : [`In-Reply-To: ${mail.inReplyTo}`]),
+      ...(mail.references === null ? [] : [`References: ${mail.references}`]),
+    ];
+    return `${head.join('\n')}\n\n--- text/plain ---\n${mail.text}\n\n--- text/html ---\n${mail.html}\n`;
+  },
+  create: (config) => createEmailNotifier(config),
+});

@@ -9,7 +9,9 @@ import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
-import type { SlackChannelConfig } from './config.js';
+import { slackChannelConfigSchema, type SlackChannelConfig } from './config.js';
+import { redactUrlPath, urlForms } from '../../config/secret-text.js';
+import { defineChannelKind } from '../kind.js';
 import { renderSlack } from './render.js';
 
 export const DEFAULT_SLACK_TIMEOUT_MS = 10_000;
@@ -109,3 +111,28 @@ function toDeliveryError(caught: unknown, retryAfter: string | null, now: number
     cause: error,
   });
 }
+
+export const slackKind = defineChannelKind({
+  type: 'slack',
+  schema: slackChannelConfigSchema,
+  title: 'Slack: an incoming webhook, or a Slack app keeping one living message per episode',
+  secretPaths: ['webhookUrl'],
+  secrets: (config) => {
+    const found = urlForms(config.webhookUrl);
+    if (URL.canParse(config.webhookUrl)) {
+      // The path is the secret part of a Slack webhook (/services/T…/B…/token).
+      const { pathname, search } = new URL(config.webhookUrl);
+      if (pathname.length > 1) found.push(pathname + search);
+    }
+    return found;
+  },
+  redact: (config) => ({ ...config, webhookUrl: redactUrlPath(config.webhookUrl) }),
+  describe: () => 'slack (incoming webhook, URL hidden)',
+  preview: (notification, name, config) => {
+    const payload = renderSlack(notification, { mention: config.mention });
+    return `POST <slack webhook URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(payload, null, 2)}\n`;
+  },
+  create: (config, deps) => createSlackNotifier(config, deps),
+  // Slack allows about one message a second to a channel (an incoming webhook posts to one).
+  pacing: (config) => ({ destination: `slack:${config.webhookUrl}`, intervalMs: 1000 }),
+});

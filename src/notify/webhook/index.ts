@@ -7,7 +7,19 @@ import { StatuswatchError, toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { headerSecrets, scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
-import { decodeWebhookSecret, type WebhookChannelConfig } from './config.js';
+import {
+  decodeWebhookSecret,
+  webhookChannelConfigSchema,
+  type WebhookChannelConfig,
+} from './config.js';
+import {
+  isSensitiveHeader,
+  REDACTED,
+  redactUrlPath,
+  urlForms,
+  urlPassword,
+} from '../../config/secret-text.js';
+import { defineChannelKind } from '../kind.js';
 import { renderWebhookRequest } from './render.js';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
@@ -112,3 +124,43 @@ export function createWebhookNotifier(
     },
   };
 }
+
+export const webhookKind = defineChannelKind({
+  type: 'webhook',
+  schema: webhookChannelConfigSchema,
+  title: 'Standard Webhooks: a signed JSON POST to any receiver',
+  secretPaths: ['url', 'secret', 'headers'],
+  secrets: (config) => [
+    ...urlForms(config.url),
+    ...urlPassword(config.url),
+    config.secret,
+    config.secret.slice('whsec_'.length),
+    ...headerSecrets(config.headers),
+  ],
+  redact: (config) => ({
+    ...config,
+    url: redactUrlPath(config.url),
+    secret: REDACTED,
+    ...(config.headers === undefined
+      ? {}
+      : {
+          headers: Object.fromEntries(
+            Object.entries(config.headers).map(([name, value]) => [
+              name,
+              isSensitiveHeader(name) ? REDACTED : value,
+            ]),
+          ),
+        }),
+  }),
+  describe: () => 'webhook (Standard Webhooks, URL and secret hidden)',
+  preview: (notification, name, config, now) => {
+    const key = decodeWebhookSecret(config.secret) ?? new Uint8Array(16);
+    const request = renderWebhookRequest(notification, key, now, config.headers ?? {});
+    const headers = Object.entries(request.headers).map(
+      ([header, value]) => `${header}: ${isSensitiveHeader(header) ? REDACTED : value}`,
+    );
+    const body = JSON.stringify(JSON.parse(request.body), null, 2);
+    return `POST <webhook URL of ${name}>\n${headers.join('\n')}\n\n${body}\n`;
+  },
+  create: (config, deps) => createWebhookNotifier(config, deps),
+});

@@ -1,0 +1,62 @@
+/**
+ * A channel kind is one definition: its config schema, which of its fields are secrets, how it is
+ * described and redacted for `check-config`, what `render` prints, and its notifier. The list of
+ * kinds (`kinds.ts`) drives the config union, redaction, the CLI and the Helm values schema, so a
+ * new kind is one folder and one line there.
+ */
+import type { Redis } from 'ioredis';
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import type { Notification, Notifier } from './types.js';
+
+/** Shared, optional dependencies; each kind takes what it uses. */
+export interface NotifierDeps {
+  /** HTTP dispatcher for HTTP-based kinds (tests, proxies); default: an Agent the notifier owns. */
+  dispatcher?: Dispatcher;
+  /** Clock (Retry-After dates, timestamps). */
+  now?: () => number;
+  /**
+   * Redis for kinds that keep state across replicas (Slack app mode's message references).
+   * `key(...parts)` builds a key inside the installation's `{prefix}` hash tag.
+   */
+  state?: { redis: Redis; key: (...parts: string[]) => string };
+}
+
+/** A zod object schema whose `type` is a string literal: one member of the channel union. */
+export type ChannelSchema = z.ZodObject<{ type: z.ZodLiteral<string> } & z.ZodRawShape>;
+
+export interface ChannelKind<S extends ChannelSchema = ChannelSchema> {
+  /** The `type:` value in the config. */
+  readonly type: z.output<S>['type'];
+  /** The channel's config schema (strict: unknown keys are errors). */
+  readonly schema: S;
+  /** One line of docs for `check-config` and the Helm schema: what the kind is. */
+  readonly title: string;
+  /**
+   * Paths of secret fields relative to the channel (`webhookUrl`, `smtp.auth.pass`, `headers`),
+   * for pino's `redact`.
+   */
+  readonly secretPaths: readonly string[];
+  /** Every secret of this channel, in each form it may take in a text (scrubbed from logs and errors). */
+  secrets(config: z.output<S>): string[];
+  /** A copy safe to print: secret fields replaced by `[REDACTED]` (or their harmless part). */
+  redact(config: z.output<S>): z.output<S>;
+  /** What `check-config` prints after `name: ` (no secrets). */
+  describe(config: z.output<S>): string;
+  /** Exactly what the channel would be sent for `notification`, secrets not printed (`render`). */
+  preview(notification: Notification, name: string, config: z.output<S>, now: number): string;
+  /**
+   * Per-destination pacing: deliveries whose `destination` is equal are spaced at least
+   * `intervalMs` apart across all replicas (a Slack channel ~1/s, a Teams workflow ≤ 4/s). The
+   * destination string may hold a secret (a routing key): the pacer only stores a hash of it.
+   * Absent: no pacing.
+   */
+  pacing?(config: z.output<S>): { destination: string; intervalMs: number };
+  /** The channel's notifier. Classification and secret scrubbing are applied around it once. */
+  create(config: z.output<S>, deps: NotifierDeps): Notifier;
+}
+
+/** Keeps the literal types of a kind definition (and checks it against the interface). */
+export function defineChannelKind<S extends ChannelSchema>(kind: ChannelKind<S>): ChannelKind<S> {
+  return kind;
+}
