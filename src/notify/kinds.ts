@@ -29,9 +29,7 @@ export const CHANNEL_TYPES = Object.keys(channelKinds) as ChannelType[];
 export const channelKindList: readonly ChannelKind[] = Object.values(channelKinds);
 
 /** The kind definition of a parsed channel config. */
-export function kindOf<K extends ChannelType>(
-  config: ChannelConfigOf<K>,
-): ChannelKind {
+export function kindOf<K extends ChannelType>(config: ChannelConfigOf<K>): ChannelKind {
   return channelKinds[config.type];
 }
 
