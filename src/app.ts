@@ -12,6 +12,7 @@ import { Handoff } from './pipeline/handoff.js';
 import { Poller } from './scheduler/poller.js';
 import { CategoryStore } from './routing/categories.js';
 import { Router } from './routing/router.js';
+import type { NotifierDeps } from './notify/kind.js';
 import { ChannelRegistry } from './delivery/channels.js';
 import { DeliveryQueue } from './delivery/queue.js';
 import { DeliveryWorker, type DeliveryOutcome } from './delivery/worker.js';
@@ -190,7 +191,7 @@ export class App extends EventEmitter<AppEvents> {
       now,
       ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
     });
-    this.channels = new ChannelRegistry(config.channels);
+    this.channels = new ChannelRegistry(config.channels, this.notifierDeps());
     this.deliveryWorker = new DeliveryWorker({
       connection: this.redis,
       keys: this.keys,
@@ -222,6 +223,11 @@ export class App extends EventEmitter<AppEvents> {
         ]),
       ),
     );
+  }
+
+  /** What every notifier may use: Redis state under this installation's `{prefix}`. */
+  private notifierDeps(): NotifierDeps {
+    return { state: { redis: this.redis, key: (...parts) => this.keys.key(...parts) } };
   }
 
   get currentConfig(): Config {
@@ -334,7 +340,7 @@ export class App extends EventEmitter<AppEvents> {
       subscriptions: next.subscriptions,
       rules: this.config.rules,
     };
-    this.channels = new ChannelRegistry(next.channels);
+    this.channels = new ChannelRegistry(next.channels, this.notifierDeps());
     this.metrics.configReloads.inc({ outcome: 'ok' });
     log.info(
       {

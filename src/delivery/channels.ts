@@ -1,11 +1,15 @@
 import type { ChannelConfig, ChannelType } from '../config/schema.js';
-import { createNotifier } from '../notify/registry.js';
+import { kindOf } from '../notify/kinds.js';
+import { createNotifier, type NotifierDeps } from '../notify/registry.js';
 import type { Notifier } from '../notify/types.js';
+import type { Pacing } from './pacer.js';
 
 export interface Channel {
   name: string;
   type: ChannelType;
   notifier: Notifier;
+  /** Deliveries to the same destination are spaced this far apart across replicas; null: unpaced. */
+  pacing: Pacing | null;
 }
 
 /**
@@ -17,7 +21,11 @@ export class ChannelRegistry {
 
   constructor(
     private readonly configs: Readonly<Record<string, ChannelConfig>>,
-    private readonly factory: (config: ChannelConfig) => Notifier = createNotifier,
+    private readonly deps: NotifierDeps = {},
+    private readonly factory: (
+      config: ChannelConfig,
+      deps: NotifierDeps,
+    ) => Notifier = createNotifier,
   ) {}
 
   names(): string[] {
@@ -29,7 +37,12 @@ export class ChannelRegistry {
     if (channel === undefined) {
       const config = this.configs[name];
       if (config === undefined) return undefined;
-      channel = { name, type: config.type, notifier: this.factory(config) };
+      channel = {
+        name,
+        type: config.type,
+        notifier: this.factory(config, this.deps),
+        pacing: kindOf(config).pacing?.(config) ?? null,
+      };
       this.channels.set(name, channel);
     }
     return channel;

@@ -45,6 +45,11 @@ export interface DeliveryJobData {
   priorAttempts: number;
   /** Set when the batch's attempt failed for good: the job only records the dead letter. */
   deadOnArrival?: string;
+  /**
+   * Paced deliveries (per-destination pacing): the job's `attemptsMade` for which a send slot is
+   * already reserved, so that run sends without reserving another.
+   */
+  slotFor?: number;
 }
 
 export interface DeadLetter {
@@ -135,6 +140,27 @@ export class DeliveryQueue {
       );
     } catch (err) {
       // The batch holds it again, so a re-run sends it or its failure lists it.
+      await this.ledger.revertHandOff(notification.id, owner).catch(() => undefined);
+      throw err;
+    }
+    return true;
+  }
+
+  /**
+   * Hands a delivery its destination cannot take yet (per-destination pacing) to a job of its own
+   * that runs at its reserved slot: no attempt made yet, so it has all its attempts. Same ledger
+   * rules as `addRetryJob`; false when the delivery is someone else's by now.
+   */
+  async addPacedJob(
+    notification: Notification,
+    batchJobId: string,
+    delayMs: number,
+  ): Promise<boolean> {
+    const owner = batchOwner(batchJobId);
+    if (!(await this.ledger.handOff(notification.id, owner))) return false;
+    try {
+      await this.putRetryJob({ notification, priorAttempts: 0, slotFor: 0 }, delayMs);
+    } catch (err) {
       await this.ledger.revertHandOff(notification.id, owner).catch(() => undefined);
       throw err;
     }

@@ -11,7 +11,7 @@
  * deliveries waiting in memory keep garbage collection cheap at fan-out rates.
  */
 import { EventEmitter } from 'node:events';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
@@ -22,6 +22,7 @@ import { classifyError } from '../notify/classify.js';
 import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
+import { Pacer } from './pacer.js';
 import {
   DELIVERIES_QUEUE,
   RETRIES_QUEUE,
@@ -79,9 +80,11 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private readonly now: () => number;
   private readonly backoff: (attemptsMade: number, err: unknown) => number;
   private readonly limit: LimitFunction;
+  private readonly pacer: Pacer;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     super();
+    this.pacer = new Pacer(options.connection, options.keys);
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? retryDelay;
     this.limit = pLimit(options.concurrency ?? 16);
@@ -100,15 +103,19 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       ...common,
       concurrency: this.options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
     });
-    const retries = new Worker<DeliveryJobData>(RETRIES_QUEUE, (job) => this.processDelivery(job), {
-      ...common,
-      // A retry job waiting for the send limiter is cheap; the limiter caps the sends.
-      concurrency: this.limit.concurrency,
-      settings: {
-        backoffStrategy: (attemptsMade, _type, err, job) =>
-          this.backoff(priorAttemptsOf(job) + attemptsMade, err),
+    const retries = new Worker<DeliveryJobData>(
+      RETRIES_QUEUE,
+      (job, token) => this.processDelivery(job, token),
+      {
+        ...common,
+        // A retry job waiting for the send limiter is cheap; the limiter caps the sends.
+        concurrency: this.limit.concurrency,
+        settings: {
+          backoffStrategy: (attemptsMade, _type, err, job) =>
+            this.backoff(priorAttemptsOf(job) + attemptsMade, err),
+        },
       },
-    });
+    );
     for (const [queue, worker] of [
       [DELIVERIES_QUEUE, batches],
       [RETRIES_QUEUE, retries],
@@ -178,7 +185,17 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       await this.limit(() => channel.notifier.send(n));
       return null;
     } catch (raw) {
-      return raw instanceof DeliveryError ? raw : classifyError(raw);
+      const err = raw instanceof DeliveryError ? raw : classifyError(raw);
+      // A paced destination that said Retry-After: its other deliveries wait too.
+      if (channel.pacing !== null && err.retryAfterMs !== null) {
+        await this.pacer.hold(channel.pacing, err.retryAfterMs).catch((e: unknown) => {
+          this.options.log.warn(
+            { event: 'delivery:pace_failed', channel: n.channel, err: toError(e).message },
+            "could not record a receiver's Retry-After for pacing",
+          );
+        });
+      }
+      return err;
     }
   }
 
@@ -270,6 +287,18 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private async sendFromBatch(n: Notification, jobId: string): Promise<void> {
     const { deliveries } = this.options;
     const channel = this.options.channels().get(n.channel);
+    if (channel?.pacing != null) {
+      const waitMs = await this.pacer.reserve(channel.pacing);
+      if (waitMs > 0) {
+        // Its slot is later: a job of its own waits for it, the batch goes on with the others.
+        if (await deliveries.addPacedJob(n, jobId, waitMs))
+          this.options.log.debug(
+            { event: 'delivery:paced', deliveryId: n.id, channel: n.channel, waitMs },
+            `delivery ${n.id} paced: sent in ${waitMs} ms`,
+          );
+        return;
+      }
+    }
     const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
     const channelType = channel?.type ?? 'unknown';
     if (err === null) {
@@ -290,7 +319,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   }
 
   /** A delivery's own job: attempts after the first, or the record of a dead letter. */
-  private async processDelivery(job: Job<DeliveryJobData>): Promise<void> {
+  private async processDelivery(job: Job<DeliveryJobData>, token?: string): Promise<void> {
     const { data } = job;
     const n = data.notification;
     // Already reported when the batch's attempt failed for good: only record the dead letter.
@@ -299,6 +328,15 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     if ((await ledger.entry(n.id)).state === 'sent') return; // a re-run batch got there first
     const attempt = data.priorAttempts + job.attemptsMade + 1;
     const channel = this.options.channels().get(n.channel);
+    if (channel?.pacing != null) {
+      const waitMs = await this.pacer.reserve(channel.pacing, data.slotFor === job.attemptsMade);
+      if (waitMs > 0) {
+        // The slot is this attempt's: the run at the slot sends without reserving another.
+        await job.updateData({ ...data, slotFor: job.attemptsMade });
+        await job.moveToDelayed(Date.now() + waitMs, token);
+        throw new DelayedError();
+      }
+    }
     const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
     const channelType = channel?.type ?? 'unknown';
     if (err === null) {

@@ -69,6 +69,10 @@ const SPECS = {
     1,
   ),
   ledgerReclaim: script<[key: string], [ttlSeconds: string], number>('ledger-reclaim', 1),
+  pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
+    'pace',
+    1,
+  ),
 };
 
 type ScriptName = keyof typeof SPECS;
