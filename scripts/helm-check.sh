@@ -221,7 +221,7 @@ expect_fail "schema rejects an unknown event kind" 'events' \
   --set 'config.subscriptions[0].name=s' --set 'config.subscriptions[0].services[0]=*' \
   --set 'config.subscriptions[0].channels[0]=c' --set 'config.subscriptions[0].events[0]=incident.opend'
 expect_fail "schema rejects a channel with an unknown type" 'type' \
-  render bad5 --set 'config.channels.c.type=teams'
+  render bad5 --set 'config.channels.c.type=carrier-pigeon'
 expect_fail "render fails when a required \${VAR} is set by nothing" 'SLACK_WEBHOOK_URL' \
   render bad6 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=${SLACK_WEBHOOK_URL}'
 expect_ok "render passes when secrets.values provides it" \

@@ -23,6 +23,8 @@ const WEBHOOK_PATH = '/hook/rcv-secret-path?token=query-Token-777';
 const WEBHOOK_SECRET = `whsec_${Buffer.from('webhook-signing-secret-bytes!!').toString('base64')}`;
 const WEBHOOK_AUTH = 'Bearer receiver-auth-TOKEN-55';
 const SMTP_PASSWORD = 'smtp-Sup3r-Secret-pw';
+const TEAMS_PATH =
+  '/workflows/wf0secret/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers&sv=1.0&sig=TeamsSig-Secret_42';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -113,6 +115,49 @@ function emailCase(label: string, mode: 'auth' | 'refused' | 'reject'): Case {
   };
 }
 
+function teamsCase(label: string, reply: Reply | 'refused'): Case {
+  return {
+    name: `teams: ${label}`,
+    async config() {
+      const url = await httpUrl(reply, TEAMS_PATH);
+      return {
+        config: channelConfigSchema.parse({ type: 'teams', webhookUrl: url }),
+        secrets: [url, 'wf0secret', 'TeamsSig-Secret_42'],
+      };
+    },
+  };
+}
+
+const OPSGENIE_KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
+
+function opsgenieCase(label: string, reply: Reply | 'refused'): Case {
+  return {
+    name: `opsgenie: ${label}`,
+    async config() {
+      const url = new URL(await httpUrl(reply, '/')).origin;
+      return {
+        config: channelConfigSchema.parse({ type: 'opsgenie', apiKey: OPSGENIE_KEY, url }),
+        secrets: [OPSGENIE_KEY, `GenieKey ${OPSGENIE_KEY}`],
+      };
+    },
+  };
+}
+
+const PD_ROUTING_KEY = 'R0UT1NGKEYs3cr3t0123456789abcdef';
+
+function pagerdutyCase(label: string, reply: Reply | 'refused'): Case {
+  return {
+    name: `pagerduty: ${label}`,
+    async config() {
+      const url = await httpUrl(reply, '/v2/enqueue');
+      return {
+        config: channelConfigSchema.parse({ type: 'pagerduty', routingKey: PD_ROUTING_KEY, url }),
+        secrets: [PD_ROUTING_KEY],
+      };
+    },
+  };
+}
+
 const cases: Case[] = [
   slackCase('500', { status: 500, body: 'internal_error' }),
   slackCase('404', { status: 404, body: 'no_service' }),
@@ -125,6 +170,24 @@ const cases: Case[] = [
   emailCase('login rejected (535)', 'auth'),
   emailCase('recipient rejected (550)', 'reject'),
   emailCase('connection refused', 'refused'),
+  teamsCase('500', { status: 500, body: '{"error":{"code":"InternalServerError"}}' }),
+  teamsCase('400', { status: 400, body: '{"error":{"code":"InvalidRequestContent"}}' }),
+  teamsCase('429', { status: 429, headers: { 'retry-after': '2' } }),
+  teamsCase('connection refused', 'refused'),
+  opsgenieCase('401', {
+    status: 401,
+    body: `{"message":"Key format is not valid: ${OPSGENIE_KEY}","took":0.001,"requestId":"r1"}`,
+  }),
+  opsgenieCase('422', { status: 422, body: '{"message":"Request body is not processable"}' }),
+  opsgenieCase('500', { status: 500 }),
+  opsgenieCase('connection refused', 'refused'),
+  pagerdutyCase('400', {
+    status: 400,
+    body: `{"status":"invalid event","message":"Event object is invalid","errors":["Invalid routing key ${PD_ROUTING_KEY}"]}`,
+  }),
+  pagerdutyCase('429', { status: 429, headers: { 'retry-after': '5' } }),
+  pagerdutyCase('503', { status: 503 }),
+  pagerdutyCase('connection refused', 'refused'),
 ];
 
 describe('no notifier error leaks a channel secret', () => {

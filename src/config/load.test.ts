@@ -402,7 +402,7 @@ describe('parseConfig: every invalid field names its path', () => {
     ],
     [
       'wrong channel type',
-      (c) => (c.channels.oncall.type = 'teams'),
+      (c) => (c.channels.oncall.type = 'carrier-pigeon'),
       'channels.oncall.type',
       /unknown channel type; expected one of: slack, email, webhook/,
     ],
@@ -618,7 +618,7 @@ describe('parseConfig: every invalid field names its path', () => {
     const error = issuesFor((c) => {
       c.upstream.baseUrl = 'nope';
       c.poll = { status: 'soon' };
-      c.channels.oncall.type = 'teams';
+      c.channels.oncall.type = 'carrier-pigeon';
       c.subscriptions[0].events[0] = 'incident.open';
       c.subscriptions[0].channels[0] = 'missing';
       c.subscriptions[1].name = 'payments';

@@ -23,9 +23,12 @@ describe('Config types', () => {
     expectTypeOf<
       NonNullable<Config['subscriptions'][number]['quietHours']>['windows']
     >().toEqualTypeOf<QuietWindow[]>();
-    expectTypeOf<ChannelConfig>().toEqualTypeOf<
-      SlackChannelConfig | EmailChannelConfig | WebhookChannelConfig
-    >();
+    // One member per kind, each the kind's own parsed config type.
+    expectTypeOf<Extract<ChannelConfig, { type: 'slack' }>>().toEqualTypeOf<SlackChannelConfig>();
+    expectTypeOf<Extract<ChannelConfig, { type: 'email' }>>().toEqualTypeOf<EmailChannelConfig>();
+    expectTypeOf<
+      Extract<ChannelConfig, { type: 'webhook' }>
+    >().toEqualTypeOf<WebhookChannelConfig>();
     expectTypeOf<ChannelConfig['type']>().toEqualTypeOf<(typeof CHANNEL_TYPES)[number]>();
   });
 });

@@ -5,14 +5,20 @@
  */
 import type { z } from 'zod';
 import { emailKind } from './email/index.js';
+import { opsgenieKind } from './opsgenie/index.js';
+import { pagerdutyKind } from './pagerduty/index.js';
 import type { ChannelKind } from './kind.js';
 import { slackKind } from './slack/index.js';
+import { teamsKind } from './teams/index.js';
 import { webhookKind } from './webhook/index.js';
 
 export const channelKinds = {
   slack: slackKind,
   email: emailKind,
   webhook: webhookKind,
+  teams: teamsKind,
+  pagerduty: pagerdutyKind,
+  opsgenie: opsgenieKind,
 } as const;
 
 type Kinds = typeof channelKinds;

@@ -1,0 +1,287 @@
+/**
+ * The Opsgenie notifier: the requests of `renderOpsgenieRequests`, sent one after the other to the
+ * Alert API with undici, each answer classified. The API key never appears in an error (it is
+ * scrubbed from message, stack and causes).
+ *
+ * Answers (https://docs.opsgenie.com/docs/response):
+ * - 2xx (the Alert API answers 202 Accepted: the request is valid and processed asynchronously)
+ *   is success;
+ * - 404 to close, add-note or update-priority is success: the alert is already gone;
+ * - 400 (invalid JSON) and 422 (semantic errors) are permanent (`client`), 401/403 permanent
+ *   (`auth`): resending cannot help;
+ * - 429 and 5xx are retryable, with the `Retry-After` delay, else Opsgenie's
+ *   `X-RateLimit-Period-In-Sec` for a 429;
+ * - network errors and timeouts are classified by `classifyError` (retryable).
+ *
+ * A retry sends the notification again from the first request that did not succeed when the same
+ * process saw the earlier attempt, else from the start. Both are safe: a create whose alias has an
+ * open alert is deduplicated by Opsgenie (its count goes up, nobody is notified again), a second
+ * note only repeats text, and closing a closed alert changes nothing. Skipping what already
+ * succeeded matters for a delivery that both opens and closes an episode (a batch, a catch-up):
+ * re-sending its create after its close would open the alert a second time.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { REDACTED } from '../../config/secret-text.js';
+import { toError } from '../../errors.js';
+import { classifyError, classifyHttpStatus } from '../classify.js';
+import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { scrubDeliveryError } from '../secrets.js';
+import { headerSafe, truncate } from '../text.js';
+import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import {
+  DEFAULT_OPSGENIE_URL,
+  opsgenieChannelConfigSchema,
+  type OpsgenieChannelConfig,
+} from './config.js';
+import { renderOpsgenieRequests, type OpsgenieAction, type OpsgenieRequest } from './render.js';
+
+export const DEFAULT_OPSGENIE_TIMEOUT_MS = 10_000;
+
+/**
+ * Spacing of deliveries per API key. Opsgenie limits the Alert API per account with token buckets
+ * per second and per minute whose sizes depend on the plan (and are not published as one number;
+ * `GET /v2/request-limits` shows an account's): one delivery a second stays far below any of them
+ * even when a delivery holds a few requests, and a 429 is retried after the delay Opsgenie asks.
+ */
+export const OPSGENIE_PACING_MS = 1000;
+
+/** How much of an answer is read (the vendor's error message); the rest is drained. */
+const ANSWER_READ_MAX = 16 * 1024;
+/** Longest vendor explanation kept in an error message. */
+const VENDOR_DETAIL_MAX = 300;
+/** Deliveries whose progress is remembered for their retry (oldest forgotten first). */
+const PROGRESS_MAX = 1000;
+
+const ACTION_LABELS: Record<OpsgenieAction, string> = {
+  create: 'create alert',
+  note: 'add note',
+  close: 'close alert',
+  priority: 'update priority',
+};
+
+/** The API base with no trailing slash: `https://api.opsgenie.com`. */
+export function opsgenieBaseUrl(config: Pick<OpsgenieChannelConfig, 'url'>): URL {
+  const base = new URL(config.url ?? DEFAULT_OPSGENIE_URL);
+  base.pathname = base.pathname.replace(/\/+$/, '');
+  return base;
+}
+
+function baseText(base: URL): string {
+  return `${base.origin}${base.pathname === '/' ? '' : base.pathname}`;
+}
+
+/** The request headers; `Authorization: GenieKey <apiKey>`. */
+export function opsgenieHeaders(apiKey: string): Record<string, string> {
+  return {
+    authorization: `GenieKey ${apiKey}`,
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'user-agent': 'statuswatch',
+  };
+}
+
+/** Reads at most `max` bytes of a body, drains the rest, and gives up after `timeoutMs` in all. */
+async function readAnswer(
+  body: Dispatcher.ResponseData['body'],
+  max: number,
+  timeoutMs: number,
+): Promise<string> {
+  // headersTimeout/bodyTimeout are idle timeouts: a receiver dribbling its body could hold the
+  // send for ever, so the whole read gets timeoutMs, then the connection is dropped. The status
+  // has answered already; the body cannot change it.
+  const deadline = setTimeout(() => {
+    body.destroy();
+  }, timeoutMs);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      if (size < max) {
+        chunks.push(chunk);
+        size += chunk.length;
+      }
+    }
+  } catch {
+    // dropped, or the receiver closed mid-body: keep what arrived
+  } finally {
+    clearTimeout(deadline);
+  }
+  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
+/**
+ * Opsgenie's explanation of a refusal — `message`, the `errors` map and the `requestId` support
+ * asks for — on one bounded line, or '' when the answer is not Opsgenie's JSON.
+ */
+export function vendorDetail(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return '';
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return '';
+  const answer = parsed as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof answer.message === 'string' && answer.message.trim() !== '') {
+    parts.push(answer.message);
+  }
+  const errors = answer.errors;
+  if (errors !== null && typeof errors === 'object' && !Array.isArray(errors)) {
+    const entries = Object.entries(errors as Record<string, unknown>)
+      .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+      .map(([key, value]) => `${key}: ${value}`);
+    if (entries.length > 0) parts.push(`(${entries.join('; ')})`);
+  }
+  if (typeof answer.requestId === 'string' && /^[\w-]{1,100}$/.test(answer.requestId)) {
+    parts.push(`[requestId ${answer.requestId}]`);
+  }
+  const line = headerSafe(parts.join(' '));
+  return line === '' ? '' : `: ${truncate(line, VENDOR_DETAIL_MAX)}`;
+}
+
+/** Opsgenie's `X-RateLimit-Period-In-Sec` (the window that was exceeded) in ms, or null. */
+function rateLimitPeriodMs(header: string | string[] | undefined): number | null {
+  const raw = typeof header === 'string' ? header : header?.[0];
+  if (raw === undefined || !/^\s*\d{1,6}\s*$/.test(raw)) return null;
+  return Number(raw) * 1000;
+}
+
+export function createOpsgenieNotifier(
+  config: OpsgenieChannelConfig,
+  deps: NotifierDeps = {},
+): Notifier {
+  const timeoutMs = config.timeoutMs ?? DEFAULT_OPSGENIE_TIMEOUT_MS;
+  const ownsDispatcher = deps.dispatcher === undefined;
+  // undici's own timers bound each phase (connect, response headers, response body) by
+  // timeoutMs: set once on an owned Agent, per request on an injected dispatcher.
+  const dispatcher: Dispatcher =
+    deps.dispatcher ??
+    new Agent({
+      connect: { timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const base = opsgenieBaseUrl(config);
+  const origin = base.origin;
+  const prefix = base.pathname === '/' ? '' : base.pathname;
+  const headers = opsgenieHeaders(config.apiKey);
+  const now = deps.now ?? Date.now;
+  const secrets = [config.apiKey, `GenieKey ${config.apiKey}`];
+  /** Notification id → index of its first request not yet accepted (after a retryable failure). */
+  const progress = new Map<string, number>();
+
+  function remember(id: string, index: number): void {
+    progress.delete(id);
+    if (index === 0) return;
+    progress.set(id, index);
+    if (progress.size > PROGRESS_MAX) {
+      const oldest = progress.keys().next();
+      if (oldest.done !== true) progress.delete(oldest.value);
+    }
+  }
+
+  async function attempt(request: OpsgenieRequest): Promise<DeliveryError | null> {
+    try {
+      const response = await dispatcher.request({
+        origin,
+        path: `${prefix}${request.path}`,
+        method: request.method,
+        headers,
+        body: JSON.stringify(request.body),
+        ...timeouts,
+      });
+      const status = response.statusCode;
+      const answer = await readAnswer(response.body, ANSWER_READ_MAX, timeoutMs);
+      // The alert is gone already (closed and deleted, or never created): nothing left to do.
+      if (status === 404 && request.action !== 'create') return null;
+      const failure = classifyHttpStatus(status, response.headers['retry-after'], now());
+      if (failure === null) return null;
+      const retryAfterMs =
+        failure.retryAfterMs ??
+        (status === 429 ? rateLimitPeriodMs(response.headers['x-ratelimit-period-in-sec']) : null);
+      return new DeliveryError({
+        message: `${failure.message}${vendorDetail(answer)}`,
+        retryable: failure.retryable,
+        reason: failure.reason,
+        httpStatus: status,
+        retryAfterMs,
+      });
+    } catch (caught) {
+      return classifyError(toError(caught));
+    }
+  }
+
+  async function send(notification: Notification): Promise<void> {
+    const requests = renderOpsgenieRequests(notification, config);
+    const first = Math.min(progress.get(notification.id) ?? 0, requests.length);
+    for (let index = first; index < requests.length; index++) {
+      const request = requests[index];
+      if (request === undefined) break;
+      const failure = await attempt(request);
+      if (failure === null) continue;
+      if (failure.retryable) remember(notification.id, index);
+      else progress.delete(notification.id);
+      const step =
+        requests.length === 1
+          ? ACTION_LABELS[request.action]
+          : `${ACTION_LABELS[request.action]} (${index + 1} of ${requests.length})`;
+      throw scrubDeliveryError(
+        new DeliveryError({
+          message: `opsgenie: ${step}: ${failure.message}`,
+          retryable: failure.retryable,
+          reason: failure.reason,
+          httpStatus: failure.httpStatus,
+          retryAfterMs: failure.retryAfterMs,
+          cause: failure.cause,
+        }),
+        secrets,
+      );
+    }
+    progress.delete(notification.id);
+  }
+
+  return {
+    send,
+    async close(): Promise<void> {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+/** What `render` prints: every request with its URL, headers (key hidden) and JSON body. */
+export function previewOpsgenie(notification: Notification, config: OpsgenieChannelConfig): string {
+  const requests = renderOpsgenieRequests(notification, config);
+  if (requests.length === 0) {
+    return `(nothing is sent: Opsgenie re-notifies about an open alert by itself, through its escalation policies)\n`;
+  }
+  const base = baseText(opsgenieBaseUrl(config));
+  const headers = Object.entries(opsgenieHeaders(config.apiKey))
+    .map(([name, value]) => `${name}: ${name === 'authorization' ? REDACTED : value}`)
+    .join('\n');
+  return requests
+    .map(
+      (request) =>
+        `${request.method} ${base}${request.path}\n${headers}\n\n${JSON.stringify(request.body, null, 2)}\n`,
+    )
+    .join('\n');
+}
+
+export const opsgenieKind = defineChannelKind({
+  type: 'opsgenie',
+  schema: opsgenieChannelConfigSchema,
+  title: 'Opsgenie: one alert per episode through the Alert API, created and closed by alias',
+  secretPaths: ['apiKey'],
+  secrets: (config) => [config.apiKey, `GenieKey ${config.apiKey}`],
+  redact: (config) => ({ ...config, apiKey: REDACTED }),
+  describe: (config) => `opsgenie via ${opsgenieBaseUrl(config).host} (API key hidden)`,
+  preview: (notification, _name, config) => previewOpsgenie(notification, config),
+  create: (config, deps) => createOpsgenieNotifier(config, deps),
+  // Deliveries to one Opsgenie account (its API key) are spaced across replicas; the pacer only
+  // stores a hash of the destination.
+  pacing: (config) => ({
+    destination: `opsgenie:${config.apiKey}`,
+    intervalMs: OPSGENIE_PACING_MS,
+  }),
+});

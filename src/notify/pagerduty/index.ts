@@ -1,0 +1,243 @@
+/**
+ * The PagerDuty notifier: Events API v2 alert and change events, POSTed with undici one after the
+ * other, each answer classified as PagerDuty documents it (202 accepted; 400 invalid event, never
+ * retried; 429 throttled and 5xx retried; network errors retried). The routing key never appears
+ * in an error: it is scrubbed from the message, the stack and the whole cause chain.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { toError } from '../../errors.js';
+import { REDACTED, redactUrlPassword, urlPassword } from '../../config/secret-text.js';
+import { classifyError, classifyHttpStatus } from '../classify.js';
+import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { scrubDeliveryError } from '../secrets.js';
+import { headerSafe, truncate } from '../text.js';
+import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import {
+  changeEventsUrl,
+  DEFAULT_PAGERDUTY_URL,
+  pagerdutyChannelConfigSchema,
+  type PagerdutyChannelConfig,
+} from './config.js';
+import { renderPagerduty, type PagerdutyRequest } from './render.js';
+
+export const DEFAULT_PAGERDUTY_TIMEOUT_MS = 10_000;
+
+/**
+ * PagerDuty's Events API v2 accepts "approximately 120 calls/minute per integration key" (Events
+ * API Rate Limits): one delivery per routing key every 500 ms across all replicas.
+ */
+export const PAGERDUTY_PACING_INTERVAL_MS = 500;
+
+/** How much of a 400 answer is read for PagerDuty's `errors` list. */
+const ERROR_BODY_MAX_BYTES = 8 * 1024;
+const ERROR_DETAIL_MAX = 300;
+
+/** The alert and change-event endpoints of a channel. */
+export function pagerdutyEndpoints(config: Pick<PagerdutyChannelConfig, 'url'>): {
+  enqueue: string;
+  change: string;
+} {
+  const enqueue = config.url ?? DEFAULT_PAGERDUTY_URL;
+  return { enqueue, change: changeEventsUrl(enqueue) };
+}
+
+/** The channel's secrets: the routing key (and a password, should the URL carry one). */
+export function pagerdutySecrets(config: PagerdutyChannelConfig): string[] {
+  return [config.routingKey, ...(config.url === undefined ? [] : urlPassword(config.url))];
+}
+
+function renderOptions(config: PagerdutyChannelConfig, routingKey: string) {
+  return { routingKey, severity: config.severity, page: config.page };
+}
+
+/**
+ * Reads the rest of a response body within `timeoutMs` in all (a receiver dribbling its body
+ * cannot hold a send slot), keeping at most `keepBytes` of it. The status has answered already.
+ */
+async function drain(
+  body: Dispatcher.ResponseData['body'],
+  keepBytes: number,
+  timeoutMs: number,
+): Promise<string> {
+  const deadline = setTimeout(() => {
+    body.destroy();
+  }, timeoutMs);
+  const kept: Buffer[] = [];
+  let size = 0;
+  try {
+    if (keepBytes === 0) {
+      await body.dump();
+    } else {
+      for await (const chunk of body) {
+        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+        if (size < keepBytes) kept.push(buffer);
+        size += buffer.length;
+      }
+    }
+  } catch {
+    // dropped, or the receiver closed mid-body: the status stands
+  } finally {
+    clearTimeout(deadline);
+  }
+  return Buffer.concat(kept).subarray(0, keepBytes).toString('utf8');
+}
+
+/** `Event object is invalid: 'payload.summary' is missing or blank` from a documented 400 body. */
+function invalidEventDetail(text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return '';
+  }
+  if (typeof parsed !== 'object' || parsed === null) return '';
+  const { message, errors } = parsed as { message?: unknown; errors?: unknown };
+  const parts = Array.isArray(errors)
+    ? errors.filter((e): e is string => typeof e === 'string')
+    : [];
+  const head = typeof message === 'string' ? message : '';
+  const detail = headerSafe(parts.length === 0 ? head : `${head}: ${parts.join('; ')}`);
+  return truncate(detail, ERROR_DETAIL_MAX);
+}
+
+export function createPagerdutyNotifier(
+  config: PagerdutyChannelConfig,
+  deps: NotifierDeps = {},
+): Notifier {
+  const timeoutMs = config.timeoutMs ?? DEFAULT_PAGERDUTY_TIMEOUT_MS;
+  const ownsDispatcher = deps.dispatcher === undefined;
+  // As the webhook notifier: undici's own timers bound connect, response headers and body by
+  // timeoutMs (on an owned Agent once, per request on an injected dispatcher).
+  const dispatcher: Dispatcher =
+    deps.dispatcher ??
+    new Agent({
+      connect: { timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const endpoints = pagerdutyEndpoints(config);
+  const targets = {
+    enqueue: new URL(endpoints.enqueue),
+    change: new URL(endpoints.change),
+  };
+  const now = deps.now ?? Date.now;
+  const secrets = pagerdutySecrets(config);
+  const options = renderOptions(config, config.routingKey);
+
+  /** One POST; null when PagerDuty accepted it. */
+  async function post(request: PagerdutyRequest): Promise<DeliveryError | null> {
+    const target = targets[request.endpoint];
+    try {
+      const response = await dispatcher.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'statuswatch' },
+        body: JSON.stringify(request.body),
+        ...timeouts,
+      });
+      const status = response.statusCode;
+      // Only a 400 says something worth keeping: PagerDuty's list of what is invalid.
+      const text = await drain(response.body, status === 400 ? ERROR_BODY_MAX_BYTES : 0, timeoutMs);
+      const failure = classifyHttpStatus(status, response.headers['retry-after'], now());
+      if (failure === null) return null;
+      const detail = status === 400 ? invalidEventDetail(text) : '';
+      if (detail === '') return failure;
+      return new DeliveryError({
+        message: `${failure.message}: ${detail}`,
+        retryable: failure.retryable,
+        reason: failure.reason,
+        httpStatus: failure.httpStatus,
+        retryAfterMs: failure.retryAfterMs,
+      });
+    } catch (caught) {
+      return classifyError(toError(caught));
+    }
+  }
+
+  /**
+   * Sends the notification's events in order and stops at the first failure. A retry sends them
+   * all again: PagerDuty folds a repeated trigger into the open alert with the same dedup_key and
+   * drops a resolve for an alert already resolved. (Not undone by a retry: a change event that
+   * was accepted before the failure is recorded again, and in a burst whose events resolve an
+   * episode and then fail further on, the repeated trigger opens a new alert that the repeated
+   * resolve closes at once.)
+   */
+  async function send(notification: Notification): Promise<void> {
+    const requests = renderPagerduty(notification, options, now());
+    for (const [index, request] of requests.entries()) {
+      const failure = await post(request);
+      if (failure === null) continue;
+      const what = request.endpoint === 'change' ? 'change event' : request.body.event_action;
+      const where =
+        requests.length > 1 ? ` (${what}, event ${index + 1} of ${requests.length})` : '';
+      throw scrubDeliveryError(
+        new DeliveryError({
+          message: `pagerduty: ${failure.message}${where}`,
+          retryable: failure.retryable,
+          reason: failure.reason,
+          httpStatus: failure.httpStatus,
+          retryAfterMs: failure.retryAfterMs,
+          cause: failure.cause,
+        }),
+        secrets,
+      );
+    }
+  }
+
+  return {
+    send,
+    async close(): Promise<void> {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+/** What `render` prints: each request as it is sent, the routing key replaced by `[REDACTED]`. */
+export function previewPagerduty(
+  notification: Notification,
+  config: PagerdutyChannelConfig,
+  now: number,
+): string {
+  const requests = renderPagerduty(notification, renderOptions(config, REDACTED), now);
+  if (requests.length === 0) {
+    return '(nothing is sent: PagerDuty re-notifies and escalates an open incident itself, so reminders are not sent to it)\n';
+  }
+  const endpoints = pagerdutyEndpoints(config);
+  return requests
+    .map((request) => {
+      const url = redactUrlPassword(endpoints[request.endpoint]);
+      return `POST ${url}\ncontent-type: application/json\n\n${JSON.stringify(request.body, null, 2)}\n`;
+    })
+    .join('\n');
+}
+
+export const pagerdutyKind = defineChannelKind({
+  type: 'pagerduty',
+  schema: pagerdutyChannelConfigSchema,
+  title:
+    'PagerDuty Events API v2: alerts triggered and resolved per episode, change events for the rest',
+  secretPaths: ['routingKey'],
+  secrets: pagerdutySecrets,
+  // The URL is not secret (it is PagerDuty's endpoint); only a password in it would be.
+  redact: (config) => ({
+    ...config,
+    routingKey: REDACTED,
+    ...(config.url === undefined ? {} : { url: redactUrlPassword(config.url) }),
+  }),
+  describe: (config) => {
+    const host = new URL(pagerdutyEndpoints(config).enqueue).host;
+    const pages =
+      config.page === undefined || config.page.length === 0
+        ? ''
+        : `; also pages on ${config.page.join(', ')}`;
+    return `pagerduty (Events API v2 at ${host}, routing key hidden${pages})`;
+  },
+  preview: (notification, _name, config, now) => previewPagerduty(notification, config, now),
+  create: (config, deps) => createPagerdutyNotifier(config, deps),
+  pacing: (config) => ({
+    destination: `pagerduty:${config.routingKey}`,
+    intervalMs: PAGERDUTY_PACING_INTERVAL_MS,
+  }),
+});

@@ -1,0 +1,179 @@
+/**
+ * The Microsoft Teams notifier: one Adaptive Card POSTed to a Teams Workflows webhook ("Post to a
+ * channel when a webhook request is received") with undici, the response classified.
+ *
+ * Status handling (as Alertmanager's notify/msteamsv2, which leaves it to its generic retrier):
+ * any 2xx is success — Workflows answer 202 Accepted, the retired Office 365 connectors 200;
+ * 400 (malformed card), 413 (over 28 KB), 401/403 (the flow requires sign-in or the signature is
+ * wrong) and 404 (flow deleted or turned off) are permanent; 408, 429 (throttled, with
+ * Retry-After) and 5xx retry; network failures as `classifyError` says. The webhook URL carries
+ * the flow's signature (`sig=`): it never appears in an error.
+ */
+import { Agent, type Dispatcher } from 'undici';
+import { redactUrlPath } from '../../config/secret-text.js';
+import { toError } from '../../errors.js';
+import { classifyError, classifyHttpStatus } from '../classify.js';
+import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { scrubDeliveryError, urlSecrets } from '../secrets.js';
+import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { teamsChannelConfigSchema, type TeamsChannelConfig } from './config.js';
+import { renderTeams, renderTeamsRequest, TEAMS_MAX_BODY_BYTES, teamsBodySize } from './render.js';
+
+export const DEFAULT_TEAMS_TIMEOUT_MS = 10_000;
+
+/** How much of an error response is read for its error code (Power Automate answers JSON). */
+const ERROR_BODY_MAX_BYTES = 8 * 1024;
+
+/**
+ * The error code of a Power Automate / Teams error body (`{"error":{"code":"…"}}`)
+ * when it is a plain identifier, else null. Never the message: it may quote the request.
+ */
+export function teamsErrorCode(body: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed !== 'object' || parsed === null) return null;
+    const error = (parsed as { error?: unknown }).error;
+    if (typeof error !== 'object' || error === null) return null;
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && /^[A-Za-z][A-Za-z0-9_.]{0,63}$/.test(code) ? code : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads at most `ERROR_BODY_MAX_BYTES` of a response body (the rest is dropped). */
+async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    chunks.push(buffer);
+    size += buffer.length;
+    if (size >= ERROR_BODY_MAX_BYTES) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, ERROR_BODY_MAX_BYTES);
+}
+
+function failureDetail(status: number): string {
+  switch (status) {
+    case 400:
+      return ': the card was refused';
+    case 401:
+    case 403:
+      return ': the flow refused the request (set "Who can trigger the flow" to Anyone, or renew the URL)';
+    case 404:
+      return ': no such flow (deleted or turned off)';
+    case 413:
+      return ': the card is over 28 KB';
+    default:
+      return '';
+  }
+}
+
+export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDeps = {}): Notifier {
+  const timeoutMs = config.timeoutMs ?? DEFAULT_TEAMS_TIMEOUT_MS;
+  const ownsDispatcher = deps.dispatcher === undefined;
+  // As the webhook notifier: undici's own timers bound connect, response headers and body by
+  // timeoutMs — set once on an owned Agent, per request on an injected dispatcher.
+  const dispatcher: Dispatcher =
+    deps.dispatcher ??
+    new Agent({
+      connect: { timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const target = new URL(config.webhookUrl);
+  const origin = target.origin;
+  const path = `${target.pathname}${target.search}`;
+  const now = deps.now ?? Date.now;
+  const secrets = urlSecrets(config.webhookUrl);
+
+  const fail = (failure: DeliveryError, detail = ''): DeliveryError =>
+    scrubDeliveryError(
+      new DeliveryError({
+        message: `Teams: ${failure.message}${detail}`,
+        retryable: failure.retryable,
+        reason: failure.reason,
+        httpStatus: failure.httpStatus,
+        retryAfterMs: failure.retryAfterMs,
+        cause: failure.cause,
+      }),
+      secrets,
+    );
+
+  async function send(notification: Notification): Promise<void> {
+    const { body } = renderTeamsRequest(notification);
+    const size = teamsBodySize(body);
+    if (size > TEAMS_MAX_BODY_BYTES) {
+      // The renderer keeps every card well within the limit; never send one Teams would drop.
+      throw new DeliveryError({
+        message: `Teams: card of ${size} bytes is over the 28 KB limit; not sent`,
+        retryable: false,
+        reason: 'client',
+      });
+    }
+    let failure: DeliveryError | null;
+    let detail = '';
+    try {
+      const response = await dispatcher.request({
+        origin,
+        path,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        ...timeouts,
+      });
+      failure = classifyHttpStatus(response.statusCode, response.headers['retry-after'], now());
+      // headersTimeout/bodyTimeout are idle timeouts: the drain (or the error body read) gets
+      // timeoutMs in all, then the connection is dropped. The status has answered already.
+      const deadline = setTimeout(() => {
+        response.body.destroy();
+      }, timeoutMs);
+      try {
+        if (failure === null) {
+          await response.body.dump();
+        } else {
+          const code = teamsErrorCode(await readBounded(response.body));
+          detail = `${failureDetail(response.statusCode)}${code === null ? '' : ` [${code}]`}`;
+        }
+      } catch {
+        // dropped, or the receiver closed mid-body: the status stands
+      } finally {
+        clearTimeout(deadline);
+      }
+    } catch (caught) {
+      failure = classifyError(toError(caught));
+    }
+    if (failure !== null) throw fail(failure, detail);
+  }
+
+  return {
+    send,
+    async close(): Promise<void> {
+      if (ownsDispatcher) await dispatcher.close();
+    },
+  };
+}
+
+export const teamsKind = defineChannelKind({
+  type: 'teams',
+  schema: teamsChannelConfigSchema,
+  title: 'Microsoft Teams: an Adaptive Card posted to a channel through a Workflows webhook',
+  secretPaths: ['webhookUrl'],
+  secrets: (config) => urlSecrets(config.webhookUrl),
+  redact: (config) => ({ ...config, webhookUrl: redactUrlPath(config.webhookUrl) }),
+  describe: () => 'teams (Workflows webhook, Adaptive Card 1.4, URL hidden)',
+  preview: (notification, name) => {
+    const message = renderTeams(notification);
+    return `POST <teams workflow URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(message, null, 2)}\n`;
+  },
+  create: (config, deps) => createTeamsNotifier(config, deps),
+  // Teams throttles a webhook sent more than four requests in one second ("Create Incoming
+  // Webhooks", learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/
+  // add-incoming-webhook): at most 4/s per workflow URL.
+  pacing: (config) => ({ destination: `teams:${config.webhookUrl}`, intervalMs: 250 }),
+});
