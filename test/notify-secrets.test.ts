@@ -158,11 +158,46 @@ function pagerdutyCase(label: string, reply: Reply | 'refused'): Case {
   };
 }
 
+const SLACK_BOT_TOKEN = 'xoxb-1234567890-0987654321-SlackBotSecretToken';
+
+function slackAppCase(label: string, reply: Reply | 'refused'): Case {
+  return {
+    name: `slack: app mode, ${label}`,
+    async config() {
+      const apiUrl = (await httpUrl(reply, '/api/chat.postMessage')).replace(
+        /\/chat\.postMessage$/,
+        '',
+      );
+      return {
+        config: channelConfigSchema.parse({
+          type: 'slack',
+          botToken: SLACK_BOT_TOKEN,
+          channel: 'C0123ABCD',
+          apiUrl,
+        }),
+        secrets: [SLACK_BOT_TOKEN, '0987654321-SlackBotSecretToken'],
+      };
+    },
+  };
+}
+
 const cases: Case[] = [
   slackCase('500', { status: 500, body: 'internal_error' }),
   slackCase('404', { status: 404, body: 'no_service' }),
   slackCase('429', { status: 429, headers: { 'retry-after': '3' } }),
   slackCase('connection refused', 'refused'),
+  slackAppCase('invalid_auth (HTTP 200, ok: false)', {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: `{"ok":false,"error":"invalid_auth","token":"${SLACK_BOT_TOKEN}"}`,
+  }),
+  slackAppCase('ratelimited (429)', {
+    status: 429,
+    headers: { 'content-type': 'application/json', 'retry-after': '3' },
+    body: '{"ok":false,"error":"ratelimited"}',
+  }),
+  slackAppCase('500', { status: 500 }),
+  slackAppCase('connection refused', 'refused'),
   webhookCase('500', { status: 500 }),
   webhookCase('403', { status: 403 }),
   webhookCase('connection refused', 'refused'),

@@ -1,6 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { decodeWebhookSecret } from '../notify/webhook/config.js';
 import { isSlackMention } from '../notify/slack/config.js';
+import type { SlackKindConfig } from '../notify/slack/index.js';
 import { isMailbox } from '../notify/email/config.js';
 import type { EventKind } from './events.js';
 import type { QuietWindow } from './quiet-hours.js';
@@ -10,7 +11,6 @@ import {
   type ChannelConfig,
   type Config,
   type EmailChannelConfig,
-  type SlackChannelConfig,
   type WebhookChannelConfig,
 } from './schema.js';
 
@@ -24,7 +24,7 @@ describe('Config types', () => {
       NonNullable<Config['subscriptions'][number]['quietHours']>['windows']
     >().toEqualTypeOf<QuietWindow[]>();
     // One member per kind, each the kind's own parsed config type.
-    expectTypeOf<Extract<ChannelConfig, { type: 'slack' }>>().toEqualTypeOf<SlackChannelConfig>();
+    expectTypeOf<Extract<ChannelConfig, { type: 'slack' }>>().toEqualTypeOf<SlackKindConfig>();
     expectTypeOf<Extract<ChannelConfig, { type: 'email' }>>().toEqualTypeOf<EmailChannelConfig>();
     expectTypeOf<
       Extract<ChannelConfig, { type: 'webhook' }>

@@ -9,8 +9,22 @@ import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { z } from 'zod';
+import { httpUrlField, intField } from '../../config/fields.js';
+import { REDACTED, redactUrlPath, urlForms } from '../../config/secret-text.js';
+import { createSlackAppNotifier } from './app.js';
+import {
+  describeSlackApp,
+  SLACK_APP_DEFAULT_API_URL,
+  SLACK_APP_SECRET_PATHS,
+  SLACK_REPLY_BROADCAST,
+  slackAppConfigShape,
+  slackAppPacing,
+  slackAppSecrets,
+  type SlackAppChannelConfig,
+} from './app-config.js';
+import { renderSlackApp } from './app-render.js';
 import { slackChannelConfigSchema, type SlackChannelConfig } from './config.js';
-import { redactUrlPath, urlForms } from '../../config/secret-text.js';
 import { defineChannelKind } from '../kind.js';
 import { renderSlack } from './render.js';
 
@@ -112,27 +126,144 @@ function toDeliveryError(caught: unknown, retryAfter: string | null, now: number
   });
 }
 
+/**
+ * The `slack` channel: an incoming webhook (`webhookUrl`) or a Slack app (`botToken` + `channel`:
+ * one living message per episode, see app.ts). Exactly one of the two; app-only fields need the
+ * bot token.
+ */
+export const slackKindSchema = z
+  .strictObject({
+    type: z.literal('slack'),
+    webhookUrl: slackChannelConfigSchema.shape.webhookUrl.optional(),
+    botToken: slackAppConfigShape.botToken.optional(),
+    channel: slackAppConfigShape.channel.optional(),
+    apiUrl: httpUrlField().optional(),
+    replyBroadcast: z
+      .enum(SLACK_REPLY_BROADCAST, { error: 'expected one of: closing, all, none' })
+      .optional(),
+    username: slackChannelConfigSchema.shape.username,
+    iconEmoji: slackChannelConfigSchema.shape.iconEmoji,
+    mention: slackChannelConfigSchema.shape.mention,
+    timeoutMs: intField(1, 300_000).optional(),
+  })
+  .superRefine((config, ctx) => {
+    const app = config.botToken !== undefined;
+    if (config.webhookUrl === undefined && !app) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['webhookUrl'],
+        message: 'required: an incoming-webhook URL, or botToken and channel for a Slack app',
+      });
+    }
+    if (config.webhookUrl !== undefined && app) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['botToken'],
+        message: 'give either webhookUrl (incoming webhook) or botToken (Slack app), not both',
+      });
+    }
+    if (app && config.channel === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['channel'],
+        message: 'required with botToken: a channel id such as C0123ABCD or a name such as #alerts',
+      });
+    }
+    if (!app) {
+      for (const field of ['channel', 'apiUrl', 'replyBroadcast'] as const) {
+        if (config[field] !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [field],
+            message:
+              'only for a Slack app (with botToken); an incoming webhook posts where it was made for',
+          });
+        }
+      }
+    }
+  });
+
+export type SlackKindConfig = z.output<typeof slackKindSchema>;
+
+/** The app-mode config of a channel with a bot token, defaults applied; null for webhook mode. */
+export function slackAppConfigOf(config: SlackKindConfig): SlackAppChannelConfig | null {
+  if (config.botToken === undefined || config.channel === undefined) return null;
+  return {
+    type: 'slack',
+    botToken: config.botToken,
+    channel: config.channel,
+    apiUrl: config.apiUrl ?? SLACK_APP_DEFAULT_API_URL,
+    replyBroadcast: config.replyBroadcast ?? 'closing',
+    ...(config.username === undefined ? {} : { username: config.username }),
+    ...(config.iconEmoji === undefined ? {} : { iconEmoji: config.iconEmoji }),
+    ...(config.mention === undefined ? {} : { mention: config.mention }),
+    ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+  };
+}
+
+/** The incoming-webhook config of a channel with a webhook URL. */
+function slackWebhookConfigOf(config: SlackKindConfig): SlackChannelConfig {
+  return {
+    type: 'slack',
+    webhookUrl: config.webhookUrl ?? '',
+    ...(config.username === undefined ? {} : { username: config.username }),
+    ...(config.iconEmoji === undefined ? {} : { iconEmoji: config.iconEmoji }),
+    ...(config.mention === undefined ? {} : { mention: config.mention }),
+  };
+}
+
+function webhookSecrets(webhookUrl: string): string[] {
+  const found = urlForms(webhookUrl);
+  if (URL.canParse(webhookUrl)) {
+    // The path is the secret part of a Slack webhook (/services/T…/B…/token).
+    const { pathname, search } = new URL(webhookUrl);
+    if (pathname.length > 1) found.push(pathname + search);
+  }
+  return found;
+}
+
 export const slackKind = defineChannelKind({
   type: 'slack',
-  schema: slackChannelConfigSchema,
+  schema: slackKindSchema,
   title: 'Slack: an incoming webhook, or a Slack app keeping one living message per episode',
-  secretPaths: ['webhookUrl'],
-  secrets: (config) => {
-    const found = urlForms(config.webhookUrl);
-    if (URL.canParse(config.webhookUrl)) {
-      // The path is the secret part of a Slack webhook (/services/T…/B…/token).
-      const { pathname, search } = new URL(config.webhookUrl);
-      if (pathname.length > 1) found.push(pathname + search);
-    }
-    return found;
+  secretPaths: ['webhookUrl', ...SLACK_APP_SECRET_PATHS],
+  secrets: (config) => [
+    ...(config.webhookUrl === undefined ? [] : webhookSecrets(config.webhookUrl)),
+    ...(config.botToken === undefined ? [] : slackAppSecrets({ botToken: config.botToken })),
+  ],
+  redact: (config) => ({
+    ...config,
+    ...(config.webhookUrl === undefined ? {} : { webhookUrl: redactUrlPath(config.webhookUrl) }),
+    ...(config.botToken === undefined ? {} : { botToken: REDACTED }),
+  }),
+  describe: (config) => {
+    const app = slackAppConfigOf(config);
+    return app === null
+      ? 'slack (incoming webhook, URL hidden)'
+      : `slack (${describeSlackApp(app)}, one living message per episode, token hidden)`;
   },
-  redact: (config) => ({ ...config, webhookUrl: redactUrlPath(config.webhookUrl) }),
-  describe: () => 'slack (incoming webhook, URL hidden)',
   preview: (notification, name, config) => {
-    const payload = renderSlack(notification, { mention: config.mention });
-    return `POST <slack webhook URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(payload, null, 2)}\n`;
+    const app = slackAppConfigOf(config);
+    if (app === null) {
+      const payload = renderSlack(notification, { mention: config.mention });
+      return `POST <slack webhook URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(payload, null, 2)}\n`;
+    }
+    const message = renderSlackApp(notification, undefined, { mention: app.mention });
+    const post = message.kind === 'post' ? message.post : message.parent;
+    const body = { channel: app.channel, ...post };
+    return `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n${JSON.stringify(body, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply)\n`;
   },
-  create: (config, deps) => createSlackNotifier(config, deps),
-  // Slack allows about one message a second to a channel (an incoming webhook posts to one).
-  pacing: (config) => ({ destination: `slack:${config.webhookUrl}`, intervalMs: 1000 }),
+  create: (config, deps) => {
+    const app = slackAppConfigOf(config);
+    return app === null
+      ? createSlackNotifier(slackWebhookConfigOf(config), deps)
+      : createSlackAppNotifier(app, deps);
+  },
+  // Slack allows about one message a second to a channel.
+  pacing: (config) => {
+    const app = slackAppConfigOf(config);
+    return app === null
+      ? { destination: `slack:${config.webhookUrl ?? ''}`, intervalMs: 1000 }
+      : slackAppPacing(app);
+  },
 });
