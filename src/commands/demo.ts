@@ -9,6 +9,12 @@ import { parseConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createSimulator, demoScenario } from '../sim/index.js';
 import { slackSink, smtpSink, webhookSink, type Received } from '../demo/sinks.js';
+import {
+  startPagerdutyReceiver,
+  type PagerdutyReceivedEvent,
+} from '../demo/receivers/pagerduty.js';
+import { startSlackApiReceiver } from '../demo/receivers/slack-api.js';
+import { startTeamsReceiver } from '../demo/receivers/teams.js';
 import { EVENT_KINDS, type EventKind } from '../config/events.js';
 
 const DEMO_KEY = 'demo-premium-key-0123456789';
@@ -84,9 +90,43 @@ async function obtainRedis(
   );
 }
 
+/** Demo-only credentials of the local PagerDuty and Slack stand-ins. */
+const DEMO_PAGERDUTY_ROUTING_KEY = 'demo0routing0key0000000000000000';
+const DEMO_SLACK_BOT_TOKEN = 'xoxb-demo-0000-local';
+
+function pagerdutyLine(e: PagerdutyReceivedEvent): Received {
+  const payload = e.body['payload'];
+  const summary =
+    typeof payload === 'object' && payload !== null && 'summary' in payload
+      ? String(payload.summary)
+      : '';
+  const action = typeof e.body['event_action'] === 'string' ? e.body['event_action'] : 'change';
+  return {
+    sink: 'pagerduty',
+    summary: `${action} ${e.dedupKey ?? ''}`.trim(),
+    lines: summary === '' ? [] : [summary],
+  };
+}
+
+/** The first text block of an Adaptive Card: its heading. */
+function teamsHeading(card: Record<string, unknown>): string {
+  const body = Array.isArray(card['body']) ? (card['body'] as unknown[]) : [];
+  for (const item of body) {
+    if (typeof item === 'object' && item !== null && 'text' in item) return String(item.text);
+  }
+  return '(card)';
+}
+
 function format(r: Received, started: number): string {
   const t = ((Date.now() - started) / 1000).toFixed(1).padStart(5);
-  const label = { slack: 'Slack  ', email: 'E-mail ', webhook: 'Webhook' }[r.sink];
+  const label = {
+    slack: 'Slack    ',
+    email: 'E-mail   ',
+    webhook: 'Webhook  ',
+    pagerduty: 'PagerDuty',
+    teams: 'Teams    ',
+    'slack-app': 'Slack app',
+  }[r.sink];
   const body = r.lines.filter((l) => l.trim() !== '').map((l) => `           ${l}`);
   return [`[${t}s] ${label} ${r.summary}`, ...body].join('\n');
 }
@@ -113,6 +153,23 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
   });
   const slack = await slackSink(print);
   const smtp = await smtpSink(print);
+  const pagerduty = await startPagerdutyReceiver({
+    onEvent: (e) => {
+      print(pagerdutyLine(e));
+    },
+  });
+  const teams = await startTeamsReceiver({
+    onCard: (c) => {
+      print({ sink: 'teams', summary: teamsHeading(c.card), lines: [] });
+    },
+  });
+  const slackApp = await startSlackApiReceiver({
+    token: DEMO_SLACK_BOT_TOKEN,
+    channels: [{ id: 'C0DEMO0001', name: 'oncall' }],
+    onEvent: (e) => {
+      print({ sink: 'slack-app', summary: `${e.kind} ${e.ts}`, lines: e.text.split('\n') });
+    },
+  });
 
   const sim = createSimulator({
     services: 2000,
@@ -144,6 +201,18 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
         to: ['oncall@demo.local'],
       },
       'demo-webhook': { type: 'webhook', url: webhook.url, secret },
+      'demo-pagerduty': {
+        type: 'pagerduty',
+        routingKey: DEMO_PAGERDUTY_ROUTING_KEY,
+        url: pagerduty.url,
+      },
+      'demo-teams': { type: 'teams', webhookUrl: teams.url },
+      'demo-slack-app': {
+        type: 'slack',
+        botToken: DEMO_SLACK_BOT_TOKEN,
+        channel: 'C0DEMO0001',
+        apiUrl: slackApp.url,
+      },
     },
     subscriptions: [
       {
@@ -159,6 +228,20 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
         events: ['incident.opened', 'incident.updated', 'incident.resolved'],
       },
       {
+        name: 'oncall',
+        services: ['stripe', 'github'],
+        channels: ['demo-pagerduty', 'demo-teams', 'demo-slack-app'],
+        events: [
+          'incident.opened',
+          'incident.updated',
+          'incident.resolved',
+          'status.changed',
+          'sla.at_risk',
+          'sla.breached',
+          'sla.recovered',
+        ],
+      },
+      {
         name: 'upstream-health',
         services: ['*'],
         channels: ['demo-webhook'],
@@ -167,7 +250,10 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
     ],
   });
   const config = parseConfig(yaml, {}, 'demo');
-  const log = createLogger({ level: o.verbose ? 'info' : 'warn', secrets: [secret] });
+  const log = createLogger({
+    level: o.verbose ? 'info' : 'warn',
+    secrets: [secret, DEMO_PAGERDUTY_ROUTING_KEY, DEMO_SLACK_BOT_TOKEN],
+  });
   const app = new App(config, { log, port: 0 });
 
   let stopped = false;
@@ -188,7 +274,15 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
     } finally {
       r.disconnect();
     }
-    await Promise.allSettled([sim.close(), slack.close(), webhook.close(), smtp.close()]);
+    await Promise.allSettled([
+      sim.close(),
+      slack.close(),
+      webhook.close(),
+      smtp.close(),
+      pagerduty.close(),
+      teams.close(),
+      slackApp.close(),
+    ]);
     redis.child?.kill();
   };
 
@@ -197,6 +291,7 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
       `  simulator   ${simUrl}/api/v1 (2,000 services, Variant A, premium key)\n` +
       `  redis       ${redis.url} (prefix {${prefix}}, removed at the end)\n` +
       `  sinks       Slack ${slack.url}, SMTP 127.0.0.1:${smtp.port}, webhook ${webhook.url}\n` +
+      `              PagerDuty ${pagerduty.url}, Teams workflow, Slack Web API ${slackApp.url}\n` +
       `  watching    ${watched.join(', ')} every 5 s; status changes need 2 confirmations\n\n`,
   );
   await app.start();

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 
 /** What a local sink received, ready to print. */
 export interface Received {
-  sink: 'slack' | 'email' | 'webhook';
+  sink: 'slack' | 'email' | 'webhook' | 'pagerduty' | 'teams' | 'slack-app';
   /** Event kind(s) the message is about (from the webhook body; parsed from text for the others). */
   summary: string;
   lines: string[];
