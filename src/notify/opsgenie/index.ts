@@ -20,10 +20,10 @@
  * succeeded matters for a delivery that both opens and closes an episode (a batch, a catch-up):
  * re-sending its create after its close would open the alert a second time.
  */
-import { Agent, type Dispatcher } from 'undici';
 import { REDACTED } from '../../config/secret-text.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
+import { createHttpClient } from '../http.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
@@ -80,35 +80,6 @@ export function opsgenieHeaders(apiKey: string): Record<string, string> {
   };
 }
 
-/** Reads at most `max` bytes of a body, drains the rest, and gives up after `timeoutMs` in all. */
-async function readAnswer(
-  body: Dispatcher.ResponseData['body'],
-  max: number,
-  timeoutMs: number,
-): Promise<string> {
-  // headersTimeout/bodyTimeout are idle timeouts: a receiver dribbling its body could hold the
-  // send for ever, so the whole read gets timeoutMs, then the connection is dropped. The status
-  // has answered already; the body cannot change it.
-  const deadline = setTimeout(() => {
-    body.destroy();
-  }, timeoutMs);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      if (size < max) {
-        chunks.push(chunk);
-        size += chunk.length;
-      }
-    }
-  } catch {
-    // dropped, or the receiver closed mid-body: keep what arrived
-  } finally {
-    clearTimeout(deadline);
-  }
-  return Buffer.concat(chunks).subarray(0, max).toString('utf8');
-}
-
 /**
  * Opsgenie's explanation of a refusal — `message`, the `errors` map and the `requestId` support
  * asks for — on one bounded line, or '' when the answer is not Opsgenie's JSON.
@@ -151,18 +122,7 @@ export function createOpsgenieNotifier(
   config: OpsgenieChannelConfig,
   deps: NotifierDeps = {},
 ): Notifier {
-  const timeoutMs = config.timeoutMs ?? DEFAULT_OPSGENIE_TIMEOUT_MS;
-  const ownsDispatcher = deps.dispatcher === undefined;
-  // undici's own timers bound each phase (connect, response headers, response body) by
-  // timeoutMs: set once on an owned Agent, per request on an injected dispatcher.
-  const dispatcher: Dispatcher =
-    deps.dispatcher ??
-    new Agent({
-      connect: { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const http = createHttpClient(config.timeoutMs ?? DEFAULT_OPSGENIE_TIMEOUT_MS, deps.dispatcher);
   const base = opsgenieBaseUrl(config);
   const origin = base.origin;
   const prefix = base.pathname === '/' ? '' : base.pathname;
@@ -184,23 +144,26 @@ export function createOpsgenieNotifier(
 
   async function attempt(request: OpsgenieRequest): Promise<DeliveryError | null> {
     try {
-      const response = await dispatcher.request({
-        origin,
-        path: `${prefix}${request.path}`,
-        method: request.method,
-        headers,
-        body: JSON.stringify(request.body),
-        ...timeouts,
-      });
-      const status = response.statusCode;
-      const answer = await readAnswer(response.body, ANSWER_READ_MAX, timeoutMs);
+      const {
+        status,
+        headers: answerHeaders,
+        text: answer,
+      } = await http.request(
+        { origin, path: `${prefix}${request.path}` },
+        {
+          method: request.method,
+          headers,
+          body: JSON.stringify(request.body),
+          read: () => ANSWER_READ_MAX,
+        },
+      );
       // The alert is gone already (closed and deleted, or never created): nothing left to do.
       if (status === 404 && request.action !== 'create') return null;
-      const failure = classifyHttpStatus(status, response.headers['retry-after'], now());
+      const failure = classifyHttpStatus(status, answerHeaders['retry-after'], now());
       if (failure === null) return null;
       const retryAfterMs =
         failure.retryAfterMs ??
-        (status === 429 ? rateLimitPeriodMs(response.headers['x-ratelimit-period-in-sec']) : null);
+        (status === 429 ? rateLimitPeriodMs(answerHeaders['x-ratelimit-period-in-sec']) : null);
       return new DeliveryError({
         message: `${failure.message}${vendorDetail(answer)}`,
         retryable: failure.retryable,
@@ -242,12 +205,7 @@ export function createOpsgenieNotifier(
     progress.delete(notification.id);
   }
 
-  return {
-    send,
-    async close(): Promise<void> {
-      if (ownsDispatcher) await dispatcher.close();
-    },
-  };
+  return { send, close: () => http.close() };
 }
 
 /** What `render` prints: every request with its URL, headers (key hidden) and JSON body. */

@@ -4,10 +4,10 @@
  * retried; 429 throttled and 5xx retried; network errors retried). The routing key never appears
  * in an error: it is scrubbed from the message, the stack and the whole cause chain.
  */
-import { Agent, type Dispatcher } from 'undici';
 import { toError } from '../../errors.js';
 import { REDACTED, redactUrlPassword, urlPassword } from '../../config/secret-text.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
+import { createHttpClient, httpTarget } from '../http.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
@@ -50,38 +50,6 @@ function renderOptions(config: PagerdutyChannelConfig, routingKey: string) {
   return { routingKey, severity: config.severity, page: config.page };
 }
 
-/**
- * Reads the rest of a response body within `timeoutMs` in all (a receiver dribbling its body
- * cannot hold a send slot), keeping at most `keepBytes` of it. The status has answered already.
- */
-async function drain(
-  body: Dispatcher.ResponseData['body'],
-  keepBytes: number,
-  timeoutMs: number,
-): Promise<string> {
-  const deadline = setTimeout(() => {
-    body.destroy();
-  }, timeoutMs);
-  const kept: Buffer[] = [];
-  let size = 0;
-  try {
-    if (keepBytes === 0) {
-      await body.dump();
-    } else {
-      for await (const chunk of body) {
-        const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-        if (size < keepBytes) kept.push(buffer);
-        size += buffer.length;
-      }
-    }
-  } catch {
-    // dropped, or the receiver closed mid-body: the status stands
-  } finally {
-    clearTimeout(deadline);
-  }
-  return Buffer.concat(kept).subarray(0, keepBytes).toString('utf8');
-}
-
 /** `Event object is invalid: 'payload.summary' is missing or blank` from a documented 400 body. */
 function invalidEventDetail(text: string): string {
   let parsed: unknown;
@@ -104,22 +72,11 @@ export function createPagerdutyNotifier(
   config: PagerdutyChannelConfig,
   deps: NotifierDeps = {},
 ): Notifier {
-  const timeoutMs = config.timeoutMs ?? DEFAULT_PAGERDUTY_TIMEOUT_MS;
-  const ownsDispatcher = deps.dispatcher === undefined;
-  // As the webhook notifier: undici's own timers bound connect, response headers and body by
-  // timeoutMs (on an owned Agent once, per request on an injected dispatcher).
-  const dispatcher: Dispatcher =
-    deps.dispatcher ??
-    new Agent({
-      connect: { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
+  const http = createHttpClient(config.timeoutMs ?? DEFAULT_PAGERDUTY_TIMEOUT_MS, deps.dispatcher);
   const endpoints = pagerdutyEndpoints(config);
   const targets = {
-    enqueue: new URL(endpoints.enqueue),
-    change: new URL(endpoints.change),
+    enqueue: httpTarget(endpoints.enqueue),
+    change: httpTarget(endpoints.change),
   };
   const now = deps.now ?? Date.now;
   const secrets = pagerdutySecrets(config);
@@ -127,22 +84,16 @@ export function createPagerdutyNotifier(
 
   /** One POST; null when PagerDuty accepted it. */
   async function post(request: PagerdutyRequest): Promise<DeliveryError | null> {
-    const target = targets[request.endpoint];
     try {
-      const response = await dispatcher.request({
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method: 'POST',
+      const answer = await http.request(targets[request.endpoint], {
         headers: { 'content-type': 'application/json', 'user-agent': 'statuswatch' },
         body: JSON.stringify(request.body),
-        ...timeouts,
+        // Only a 400 says something worth keeping: PagerDuty's list of what is invalid.
+        read: (status) => (status === 400 ? ERROR_BODY_MAX_BYTES : 0),
       });
-      const status = response.statusCode;
-      // Only a 400 says something worth keeping: PagerDuty's list of what is invalid.
-      const text = await drain(response.body, status === 400 ? ERROR_BODY_MAX_BYTES : 0, timeoutMs);
-      const failure = classifyHttpStatus(status, response.headers['retry-after'], now());
+      const failure = classifyHttpStatus(answer.status, answer.headers['retry-after'], now());
       if (failure === null) return null;
-      const detail = status === 400 ? invalidEventDetail(text) : '';
+      const detail = answer.status === 400 ? invalidEventDetail(answer.text) : '';
       if (detail === '') return failure;
       return new DeliveryError({
         message: `${failure.message}: ${detail}`,
@@ -186,12 +137,7 @@ export function createPagerdutyNotifier(
     }
   }
 
-  return {
-    send,
-    async close(): Promise<void> {
-      if (ownsDispatcher) await dispatcher.close();
-    },
-  };
+  return { send, close: () => http.close() };
 }
 
 /** What `render` prints: each request as it is sent, the routing key replaced by `[REDACTED]`. */

@@ -9,10 +9,10 @@
  * Retry-After) and 5xx retry; network failures as `classifyError` says. The webhook URL carries
  * the flow's signature (`sig=`): it never appears in an error.
  */
-import { Agent, type Dispatcher } from 'undici';
 import { redactUrlPath } from '../../config/secret-text.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
+import { createHttpClient, httpTarget } from '../http.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
@@ -41,22 +41,6 @@ export function teamsErrorCode(body: string): string | null {
   }
 }
 
-/** Reads at most `ERROR_BODY_MAX_BYTES` of a response body (the rest is dropped). */
-async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-    chunks.push(buffer);
-    size += buffer.length;
-    if (size >= ERROR_BODY_MAX_BYTES) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, ERROR_BODY_MAX_BYTES);
-}
-
 function failureDetail(status: number): string {
   switch (status) {
     case 400:
@@ -74,21 +58,8 @@ function failureDetail(status: number): string {
 }
 
 export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDeps = {}): Notifier {
-  const timeoutMs = config.timeoutMs ?? DEFAULT_TEAMS_TIMEOUT_MS;
-  const ownsDispatcher = deps.dispatcher === undefined;
-  // As the webhook notifier: undici's own timers bound connect, response headers and body by
-  // timeoutMs — set once on an owned Agent, per request on an injected dispatcher.
-  const dispatcher: Dispatcher =
-    deps.dispatcher ??
-    new Agent({
-      connect: { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  const target = new URL(config.webhookUrl);
-  const origin = target.origin;
-  const path = `${target.pathname}${target.search}`;
+  const http = createHttpClient(config.timeoutMs ?? DEFAULT_TEAMS_TIMEOUT_MS, deps.dispatcher);
+  const target = httpTarget(config.webhookUrl);
   const now = deps.now ?? Date.now;
   const secrets = urlSecrets(config.webhookUrl);
 
@@ -119,31 +90,16 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
     let failure: DeliveryError | null;
     let detail = '';
     try {
-      const response = await dispatcher.request({
-        origin,
-        path,
-        method: 'POST',
+      // A failure's body is read for the flow's error code (a bounded read, within the timeout).
+      const answer = await http.request(target, {
         headers: { 'content-type': 'application/json' },
         body,
-        ...timeouts,
+        read: (status) => (status >= 200 && status <= 299 ? 0 : ERROR_BODY_MAX_BYTES),
       });
-      failure = classifyHttpStatus(response.statusCode, response.headers['retry-after'], now());
-      // headersTimeout/bodyTimeout are idle timeouts: the drain (or the error body read) gets
-      // timeoutMs in all, then the connection is dropped. The status has answered already.
-      const deadline = setTimeout(() => {
-        response.body.destroy();
-      }, timeoutMs);
-      try {
-        if (failure === null) {
-          await response.body.dump();
-        } else {
-          const code = teamsErrorCode(await readBounded(response.body));
-          detail = `${failureDetail(response.statusCode)}${code === null ? '' : ` [${code}]`}`;
-        }
-      } catch {
-        // dropped, or the receiver closed mid-body: the status stands
-      } finally {
-        clearTimeout(deadline);
+      failure = classifyHttpStatus(answer.status, answer.headers['retry-after'], now());
+      if (failure !== null) {
+        const code = teamsErrorCode(answer.text);
+        detail = `${failureDetail(answer.status)}${code === null ? '' : ` [${code}]`}`;
       }
     } catch (caught) {
       failure = classifyError(toError(caught));
@@ -151,12 +107,7 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
     if (failure !== null) throw fail(failure, detail);
   }
 
-  return {
-    send,
-    async close(): Promise<void> {
-      if (ownsDispatcher) await dispatcher.close();
-    },
-  };
+  return { send, close: () => http.close() };
 }
 
 export const teamsKind = defineChannelKind({

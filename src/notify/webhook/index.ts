@@ -2,7 +2,7 @@
  * The webhook notifier: a signed Standard Webhooks POST with undici, the response classified.
  * The receiver URL and the secret never appear in an error (they are scrubbed from the chain).
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { StatuswatchError, toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { headerSecrets, scrubDeliveryError, urlSecrets } from '../secrets.js';
@@ -20,6 +20,7 @@ import {
   urlPassword,
 } from '../../config/secret-text.js';
 import { defineChannelKind } from '../kind.js';
+import { createHttpClient, httpTarget } from '../http.js';
 import { renderWebhookRequest } from './render.js';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
@@ -46,23 +47,8 @@ export function createWebhookNotifier(
     );
   }
   const key: Buffer = decoded;
-  const timeoutMs = config.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
-  const ownsDispatcher = deps.dispatcher === undefined;
-  // undici's own timers bound each phase (connect, response headers, response body) by
-  // timeoutMs: set once on an owned Agent, per request on an injected dispatcher. (A per-request
-  // AbortSignal.timeout would cost a third of the notifier's CPU at fan-out rates.)
-  const dispatcher: Dispatcher =
-    deps.dispatcher ??
-    new Agent({
-      connect: { timeout: timeoutMs },
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-  const timeouts = ownsDispatcher ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  // Parsed once: undici's top-level request() would parse the URL again on every send.
-  const target = new URL(config.url);
-  const origin = target.origin;
-  const path = `${target.pathname}${target.search}`;
+  const http = createHttpClient(config.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS, deps.dispatcher);
+  const target = httpTarget(config.url);
   const now = deps.now ?? Date.now;
   const secrets = [
     ...urlSecrets(config.url),
@@ -76,29 +62,9 @@ export function createWebhookNotifier(
     const { body, headers } = renderWebhookRequest(notification, key, now(), config.headers);
     let failure: DeliveryError | null;
     try {
-      const response = await dispatcher.request({
-        origin,
-        path,
-        method: 'POST',
-        headers,
-        body,
-        ...timeouts,
-      });
-      // Read nothing from the receiver but its status and Retry-After; drain the body for
-      // keep-alive. headersTimeout/bodyTimeout are idle timeouts, so a receiver dribbling its
-      // body could hold a send slot for ever: the drain gets timeoutMs in all, then the
-      // connection is dropped. The status has answered already; the body cannot change it.
-      const drainDeadline = setTimeout(() => {
-        response.body.destroy();
-      }, timeoutMs);
-      try {
-        await response.body.dump();
-      } catch {
-        // dropped, or the receiver closed mid-body: the status stands
-      } finally {
-        clearTimeout(drainDeadline);
-      }
-      failure = classifyHttpStatus(response.statusCode, response.headers['retry-after'], now());
+      // Nothing is read from the receiver but its status and Retry-After.
+      const answer = await http.request(target, { headers, body });
+      failure = classifyHttpStatus(answer.status, answer.headers['retry-after'], now());
     } catch (caught) {
       failure = classifyError(toError(caught));
     }
@@ -117,12 +83,7 @@ export function createWebhookNotifier(
     }
   }
 
-  return {
-    send,
-    async close(): Promise<void> {
-      if (ownsDispatcher) await dispatcher.close();
-    },
-  };
+  return { send, close: () => http.close() };
 }
 
 export const webhookKind = defineChannelKind({
