@@ -17,8 +17,6 @@ import { episodeKey, roleOf } from '../episode.js';
 import {
   changeSummary,
   describe,
-  escapeSlackMrkdwn,
-  escapeTruncated,
   eventLabel,
   formatDuration,
   formatUtc,
@@ -30,10 +28,15 @@ import {
 import type { Notification } from '../types.js';
 import {
   BATCH_LIST_LIMIT,
+  esc,
+  header,
   limitMrkdwn,
+  links,
+  quote,
   renderSlack,
+  section,
+  withMention,
   SLACK_LIMITS,
-  slackLink,
   type SlackBlock,
   type SlackPayload,
 } from './render.js';
@@ -75,23 +78,6 @@ export type SlackAppMessage =
 const UPDATE_MAX = 1500;
 const LIST_UPDATE_MAX = 200;
 
-const esc = (text: string, max: number): string => escapeTruncated(text, max, escapeSlackMrkdwn);
-
-function header(text: string): SlackBlock {
-  return {
-    type: 'header',
-    text: { type: 'plain_text', text: esc(text, SLACK_LIMITS.headerText), emoji: false },
-  };
-}
-
-/** `text` is escaped mrkdwn; it is cut to the section limit without splitting an entity or link. */
-function section(text: string): SlackBlock {
-  return {
-    type: 'section',
-    text: { type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.sectionText) },
-  };
-}
-
 function context(text: string): SlackBlock {
   return {
     type: 'context',
@@ -99,29 +85,9 @@ function context(text: string): SlackBlock {
   };
 }
 
-function withMention(mention: string | undefined, text: string): string {
-  const trimmed = mention?.trim();
-  return trimmed === undefined || trimmed === '' ? text : `${trimmed} ${text}`;
-}
-
-function quote(text: string, max: number): string {
-  return esc(text, max)
-    .split(/\r?\n/)
-    .map((line) => `>${line}`)
-    .join('\n');
-}
-
 function latestUpdate(transition: Transition): string | null {
   const update = transition.incident?.latestUpdate;
   return update === undefined || update === null || update.trim() === '' ? null : update;
-}
-
-function links(transition: Transition): string | null {
-  const found = [
-    slackLink(transition.service.canonicalUrl, 'Service page'),
-    slackLink(transition.service.officialStatusUrl, 'Official status page'),
-  ].filter((link): link is string => link !== null);
-  return found.length === 0 ? null : found.join('  ·  ');
 }
 
 /** True when the transition ends its episode (the living message shows "resolved"). */

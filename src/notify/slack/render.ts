@@ -71,9 +71,10 @@ export interface SlackRenderOptions {
   mention?: string | undefined;
 }
 
-const esc = (text: string, max: number): string => escapeTruncated(text, max, escapeSlackMrkdwn);
+export const esc = (text: string, max: number): string =>
+  escapeTruncated(text, max, escapeSlackMrkdwn);
 
-function header(text: string): SlackBlock {
+export function header(text: string): SlackBlock {
   return {
     type: 'header',
     text: { type: 'plain_text', text: esc(text, SLACK_LIMITS.headerText), emoji: false },
@@ -81,7 +82,7 @@ function header(text: string): SlackBlock {
 }
 
 /** `text` must already be escaped mrkdwn; it is cut (at a line end when possible) to the limit. */
-function section(text: string): SlackBlock {
+export function section(text: string): SlackBlock {
   return {
     type: 'section',
     text: { type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.sectionText) },
@@ -119,7 +120,7 @@ export function slackLink(url: string | null, label: string): string | null {
   return `<${href}|${escapeSlackMrkdwn(label)}>`;
 }
 
-function links(transition: Transition): string | null {
+export function links(transition: Transition): string | null {
   const found = [
     slackLink(transition.service.canonicalUrl, 'Service page'),
     slackLink(transition.service.officialStatusUrl, 'Official status page'),
@@ -127,7 +128,7 @@ function links(transition: Transition): string | null {
   return found.length === 0 ? null : found.join('  ·  ');
 }
 
-function quote(text: string, max: number): string {
+export function quote(text: string, max: number): string {
   return esc(text, max)
     .split(/\r?\n/)
     .map((line) => `>${line}`)
@@ -208,7 +209,7 @@ function context(notification: Notification): SlackBlock {
   };
 }
 
-function withMention(mention: string | undefined, text: string): string {
+export function withMention(mention: string | undefined, text: string): string {
   const trimmed = mention?.trim();
   return trimmed === undefined || trimmed === '' ? text : `${trimmed} ${text}`;
 }
