@@ -1,27 +1,7 @@
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import { PINO_REDACT_PATHS } from './config/redact.js';
 
 export type { Logger };
-
-/** Paths pino replaces with [REDACTED] wherever they occur in a log object. */
-export const REDACT_PATHS = [
-  'apiKey',
-  '*.apiKey',
-  'adminToken',
-  '*.adminToken',
-  'webhookUrl',
-  '*.webhookUrl',
-  'secret',
-  '*.secret',
-  'pass',
-  '*.pass',
-  '*.*.pass',
-  'password',
-  '*.password',
-  'headers.authorization',
-  'headers["x-api-key"]',
-  '*.headers.authorization',
-  '*.headers["x-api-key"]',
-];
 
 export interface LogOptions {
   level?: string;
@@ -51,7 +31,7 @@ export function createLogger(options: LogOptions = {}): Logger {
   const base: LoggerOptions = {
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     base: { service: 'statuswatch' },
-    redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+    redact: { paths: PINO_REDACT_PATHS, censor: '[REDACTED]' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };

@@ -1,6 +1,14 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisConfig } from './config/schema.js';
 import { toError } from './errors.js';
+
+/**
+ * A statuswatch connection: one Redis (a URL, or the master a set of Sentinels names) or a Redis
+ * Cluster. Every key of one installation carries the same `{prefix}` hash tag (see {@link Keys}),
+ * so on a cluster all of them live in one slot and no command spans slots.
+ */
+export type RedisClient = Redis | Cluster;
 
 /**
  * Key layout: every key statuswatch writes starts with `{prefix}` — a Redis Cluster hash tag, so
@@ -44,14 +52,14 @@ interface Outage {
   failedAttempts: number;
 }
 
-const outages = new WeakMap<Redis, Outage>();
+const outages = new WeakMap<RedisClient, Outage>();
 
 /** True while `redis` has seen connection errors and was not `ready` since (see {@link createRedis}). */
-export function isUnreachable(redis: Redis): boolean {
+export function isUnreachable(redis: RedisClient): boolean {
   return (outages.get(redis)?.since ?? null) !== null;
 }
 
-function isConnectionError(redis: Redis, value: unknown): boolean {
+function isConnectionError(redis: RedisClient, value: unknown): boolean {
   if (redis.status !== 'ready') return true;
   if (!(value instanceof Error)) return false;
   const { syscall, code } = value as NodeJS.ErrnoException;
@@ -71,7 +79,19 @@ function isConnectionError(redis: Redis, value: unknown): boolean {
  * Other errors are emitted as `error` as usual. Duplicates (BullMQ's blocking connections)
  * behave the same.
  */
-function reportOutages(redis: Redis): Redis {
+function reportOutages<C extends RedisClient>(redis: C): C {
+  return (redis instanceof Cluster ? reportClusterOutages(redis) : reportRedisOutages(redis)) as C;
+}
+
+/**
+ * The outage state of `redis`: `isOutage` says whether an error is a connection error (not one
+ * raised while closing on purpose); `opened` counts one and says whether it opened an outage.
+ * A `ready` ends the outage (`reachable`).
+ */
+function outageTracker(redis: RedisClient): {
+  isOutage(arg: unknown): boolean;
+  opened(): boolean;
+} {
   const outage: Outage = { since: null, failedAttempts: 0 };
   outages.set(redis, outage);
   redis.on('ready', () => {
@@ -84,28 +104,183 @@ function reportOutages(redis: Redis): Redis {
     outage.failedAttempts = 0;
     redis.emit('reachable', reachable);
   });
+  return {
+    isOutage(arg) {
+      // ioredis drops errors itself once the connection is ended or being closed on purpose.
+      const closing =
+        redis.status === 'end' ||
+        (redis as unknown as { manuallyClosing?: boolean }).manuallyClosing === true;
+      return !closing && isConnectionError(redis, arg);
+    },
+    opened() {
+      outage.failedAttempts += 1;
+      if (outage.since !== null) return false;
+      outage.since = Date.now();
+      return true;
+    },
+  };
+}
+
+function reportRedisOutages(redis: Redis): Redis {
+  const tracker = outageTracker(redis);
   const silentEmit = redis.silentEmit.bind(redis);
   const duplicate = redis.duplicate.bind(redis);
   // ioredis raises its errors through `silentEmit`; own properties shadow the prototype's.
   Object.assign(redis, {
     silentEmit(eventName: string, arg?: unknown): boolean {
-      // ioredis drops errors itself once the connection is ended or being closed on purpose.
-      const closing =
-        redis.status === 'end' ||
-        (redis as unknown as { manuallyClosing?: boolean }).manuallyClosing === true;
-      if (eventName !== 'error' || closing || !isConnectionError(redis, arg)) {
-        return silentEmit(eventName, arg);
-      }
-      outage.failedAttempts += 1;
-      if (outage.since !== null) return false;
-      outage.since = Date.now();
-      return redis.emit('unreachable', toError(arg));
+      if (eventName !== 'error' || !tracker.isOutage(arg)) return silentEmit(eventName, arg);
+      return tracker.opened() ? redis.emit('unreachable', toError(arg)) : false;
     },
     duplicate(override?: Omit<Partial<RedisOptions>, 'replyMapping'>): Redis {
       return reportOutages(duplicate(override));
     },
   });
+  // ioredis leaves `sentinels` null on a connection to one Redis.
+  const { sentinels } = redis.options as { sentinels?: unknown[] | null };
+  return Array.isArray(sentinels) && sentinels.length > 0 ? followFailovers(redis) : redis;
+}
+
+/** Replies of a master that is being replaced: the write was refused, nothing was done. */
+const FAILOVER_REPLY = /^(READONLY|NOREPLICAS)\b/;
+
+/** What ioredis passes to its (internal) `handleReconnection` for an error reply. */
+interface QueuedCommand {
+  command: { name: string; inTransaction?: boolean };
+}
+
+/**
+ * A Sentinel-backed connection through a failover. Between the replica's promotion and the
+ * sentinels' `+switch-master` (about a second), the old master still takes connections; with
+ * `min-replicas-to-write` it refuses writes (`NOREPLICAS`, since its replica left), and once it
+ * is a replica itself it answers `READONLY`. Such a command is not failed: the connection is
+ * re-established through the sentinels (which name the new master from the promotion on) and
+ * the command sent again, as a reconnect does with unanswered commands. A command inside
+ * MULTI/EXEC still fails (EXECABORT): re-sending it alone would break the transaction.
+ */
+function followFailovers(redis: Redis): Redis {
+  const internal = redis as unknown as {
+    handleReconnection(err: Error, item: QueuedCommand): void;
+    sendCommand(command: QueuedCommand['command']): unknown;
+  };
+  const handleReconnection = internal.handleReconnection.bind(redis);
+  Object.assign(redis, {
+    handleReconnection(err: Error, item: QueuedCommand): void {
+      if (!FAILOVER_REPLY.test(err.message) || item.command.inTransaction === true) {
+        handleReconnection(err, item);
+        return;
+      }
+      if (redis.status !== 'reconnecting') redis.disconnect(true);
+      internal.sendCommand(item.command);
+    },
+  });
   return redis;
+}
+
+/**
+ * A Cluster raises its own errors with `emit` (a node's errors come as `node error`, see
+ * {@link watchRedis}); `ready` follows every (re)connection, as on one Redis. BullMQ duplicates a
+ * cluster with `duplicate(undefined, { redisOptions })`.
+ */
+function reportClusterOutages(cluster: Cluster): Cluster {
+  const tracker = outageTracker(cluster);
+  const emit = cluster.emit.bind(cluster);
+  const duplicate = cluster.duplicate.bind(cluster);
+  Object.assign(cluster, {
+    emit(eventName: string | symbol, ...args: unknown[]): boolean {
+      if (eventName !== 'error' || !tracker.isOutage(args[0])) return emit(eventName, ...args);
+      return tracker.opened() ? emit('unreachable', toError(args[0])) : false;
+    },
+    duplicate(
+      startupNodes?: ClusterNode[],
+      override?: Parameters<Cluster['duplicate']>[1],
+    ): Cluster {
+      return reportOutages(duplicate(startupNodes, override));
+    },
+  });
+  return cluster;
+}
+
+/** One Redis address of the config: a cluster seed or a sentinel. */
+export interface RedisEndpoint {
+  host: string;
+  port: number;
+  /** `rediss://`. */
+  tls: boolean;
+  username?: string;
+  password?: string;
+  /** The database of a URL's path (`/2`); undefined when it has none. */
+  db?: number;
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * `redis://[user:password@]host[:port][/db]`, `rediss://…` or `host:port` (an IPv6 address in
+ * brackets); null when `text` is none of these. A URL without a port gets `defaultPort`.
+ */
+export function parseRedisEndpoint(text: string, defaultPort: number): RedisEndpoint | null {
+  const isUrl = /^rediss?:\/\//i.test(text);
+  if (!isUrl && !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d+$/.test(text)) return null;
+  const candidate = isUrl ? text : `redis://${text}`;
+  if (!URL.canParse(candidate)) return null;
+  const url = new URL(candidate);
+  if (url.hostname === '' || url.search !== '' || url.hash !== '' || url.port === '0') return null;
+  const path = url.pathname.replace(/^\//, '');
+  if (path !== '' && !/^\d+$/.test(path)) return null;
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? defaultPort : Number(url.port),
+    tls: url.protocol === 'rediss:',
+    ...(url.username === '' ? {} : { username: decoded(url.username) }),
+    ...(url.password === '' ? {} : { password: decoded(url.password) }),
+    ...(path === '' ? {} : { db: Number(path) }),
+  };
+}
+
+export const CLUSTER_DEFAULT_PORT = 6379;
+export const SENTINEL_DEFAULT_PORT = 26379;
+
+function endpointsOf(list: readonly string[], defaultPort: number): RedisEndpoint[] {
+  return list.map((text) => {
+    const endpoint = parseRedisEndpoint(text, defaultPort);
+    // The config schema let only valid ones through.
+    if (endpoint === null) throw new Error(`not a Redis address: ${JSON.stringify(text)}`);
+    return endpoint;
+  });
+}
+
+/** Whether `config` is the single-URL form. */
+function isUrlForm(config: RedisConfig): config is Extract<RedisConfig, { url: string }> {
+  return typeof config.url === 'string';
+}
+
+function isClusterForm(config: RedisConfig): config is Extract<RedisConfig, { cluster: string[] }> {
+  return Array.isArray(config.cluster);
+}
+
+/** Longest wait between two reconnect attempts while Redis is unreachable. */
+export const RECONNECT_MAX_DELAY_MS = 2000;
+
+/**
+ * The `retryStrategy` of every connection: the wait before reconnect attempt `times` (1-based),
+ * 100 ms doubling up to RECONNECT_MAX_DELAY_MS, less up to 20 % jitter so replicas do not
+ * reconnect in step. Never gives up: the daemon waits out any outage, about one silent attempt
+ * every 2 s (logged once, see {@link watchRedis}), and is back within 2 s of Redis.
+ */
+export function reconnectDelay(times: number, random: () => number = Math.random): number {
+  const delay = Math.min(RECONNECT_MAX_DELAY_MS, 100 * 2 ** Math.max(0, Math.min(times, 16) - 1));
+  return Math.round(delay * (0.8 + 0.2 * random()));
+}
+
+export interface RedisConnectionOptions {
+  /** CLIENT SETNAME of the connection (every node's connection on a cluster). */
+  connectionName?: string;
 }
 
 /**
@@ -113,18 +288,72 @@ function reportOutages(redis: Redis): Redis {
  * we use the same options everywhere so one connection config serves both. An outage is reported
  * once (`unreachable` / `reachable` events), not as an `error` per reconnect attempt: see
  * {@link watchRedis}.
+ *
+ * `target` is a URL or the config's `redis` section: one Redis (`url`), a Redis Cluster
+ * (`cluster`: an ioredis `Cluster` over the seeds, every node connection with the options above)
+ * or the master a set of Sentinels names (`sentinels`, `name`; the connection follows a failover:
+ * it subscribes to the sentinels' `+switch-master`).
  */
-export function createRedis(url: string, options: { connectionName?: string } = {}): Redis {
+export function createRedis(target: string, options?: RedisConnectionOptions): Redis;
+export function createRedis(target: RedisConfig, options?: RedisConnectionOptions): RedisClient;
+export function createRedis(
+  target: string | RedisConfig,
+  options: RedisConnectionOptions = {},
+): RedisClient {
+  const common = {
+    maxRetriesPerRequest: null,
+    enableReadyCheck: true,
+    retryStrategy: (times: number) => reconnectDelay(times),
+    ...(options.connectionName === undefined ? {} : { connectionName: options.connectionName }),
+  } satisfies RedisOptions;
+  if (typeof target === 'string') return reportOutages(new Redis(target, common));
+  if (isUrlForm(target)) return reportOutages(new Redis(target.url, common));
+  if (isClusterForm(target)) {
+    const seeds = endpointsOf(target.cluster, CLUSTER_DEFAULT_PORT);
+    // The schema allows one set of credentials: the fields, or the same in every seed URL.
+    const username = target.username ?? seeds.find((s) => s.username !== undefined)?.username;
+    const password = target.password ?? seeds.find((s) => s.password !== undefined)?.password;
+    // A node's connection does not retry on its own (ioredis refreshes the slots instead); the
+    // cluster as a whole reconnects with the same delays as one Redis.
+    const { retryStrategy, ...nodeOptions } = common;
+    return reportOutages(
+      new Cluster(
+        seeds.map(({ host, port }) => ({ host, port })),
+        {
+          enableReadyCheck: true,
+          scaleReads: 'master',
+          clusterRetryStrategy: retryStrategy,
+          redisOptions: {
+            ...nodeOptions,
+            ...(username === undefined ? {} : { username }),
+            ...(password === undefined ? {} : { password }),
+            ...(seeds.some((s) => s.tls) ? { tls: {} } : {}),
+          },
+        },
+      ),
+    );
+  }
   return reportOutages(
-    new Redis(url, {
-      maxRetriesPerRequest: null,
-      enableReadyCheck: true,
-      ...(options.connectionName === undefined ? {} : { connectionName: options.connectionName }),
+    new Redis({
+      ...common,
+      sentinels: endpointsOf(target.sentinels, SENTINEL_DEFAULT_PORT).map(({ host, port }) => ({
+        host,
+        port,
+      })),
+      name: target.name,
+      role: 'master',
+      // Reconnect to the new master as soon as a sentinel announces it, not once the old one
+      // (still a writable master for a while) is turned into a replica and drops its clients.
+      failoverDetector: true,
+      ...(target.password === undefined ? {} : { password: target.password }),
+      ...(target.sentinelPassword === undefined
+        ? {}
+        : { sentinelPassword: target.sentinelPassword }),
     }),
   );
 }
 
-const inFlightPings = new WeakMap<Redis, Promise<boolean>>();
+const inFlightPings = new WeakMap<RedisClient, Promise<boolean>>();
 
 /**
  * Whether Redis answers a PING on `redis` within `timeoutMs`. Never queues a command: false at
@@ -132,7 +361,7 @@ const inFlightPings = new WeakMap<Redis, Promise<boolean>>();
  * most one PING is outstanding per connection (a probe while one is unanswered — Redis paused or
  * stalled — waits on that one instead of adding another).
  */
-export async function answersWithin(redis: Redis, timeoutMs: number): Promise<boolean> {
+export async function answersWithin(redis: RedisClient, timeoutMs: number): Promise<boolean> {
   if (redis.status !== 'ready') return false;
   let ping = inFlightPings.get(redis);
   if (ping === undefined) {
@@ -171,14 +400,15 @@ const ERROR_LOG_INTERVAL_MS = 60_000;
  * change rather than one per reconnect attempt:
  * - `redis:down` (warn) once when the connection loses Redis, with the first error;
  * - `redis:up` (info) when it is back, with how long it was down and how many attempts failed;
- * - `redis:error` / `<source>:error` (error) for other errors, each source at most once a minute
- *   and again after each recovery; repeats in between are counted in the next line (`repeats`).
+ * - `redis:error` / `redis-node:error` (a cluster node's) / `<source>:error` (error) for other
+ *   errors, each source at most once a minute and again after each recovery; repeats in between
+ *   are counted in the next line (`repeats`).
  * Every BullMQ Queue/Worker must have an `error` listener (without one BullMQ prints each error
  * as a multi-line dump to stderr): pass those not listened to elsewhere in `emitters`.
  */
 export function watchRedis(
   log: Pick<Logger, 'info' | 'warn' | 'error'>,
-  connection: Redis,
+  connection: RedisClient,
   emitters: Readonly<Record<string, ErrorEmitter>> = {},
   now: () => number = Date.now,
 ): void {
@@ -216,6 +446,13 @@ export function watchRedis(
   connection.on('error', (err: Error) => {
     report('redis', toError(err));
   });
+  // A cluster node's own trouble (one primary down while its replica takes over): the cluster
+  // as a whole stays `ready` and ioredis retries the node's commands.
+  if (connection instanceof Cluster) {
+    connection.on('node error', (err: unknown) => {
+      report('redis-node', toError(err));
+    });
+  }
   for (const [source, emitter] of Object.entries(emitters)) {
     emitter.on('error', (err: Error) => {
       // While Redis is unreachable every command fails; redis:down already said so.

@@ -3,7 +3,7 @@ import { formatInterval, formatRate, describeOverBudget } from '../budget/plan.j
 import { planOf } from '../app.js';
 import { createUpstreamClient } from '../upstream/index.js';
 import { toError } from '../errors.js';
-import { redactText, secretValues } from '../config/redact.js';
+import { describeRedis, redactText, secretValues } from '../config/redact.js';
 import { kindOf } from '../notify/kinds.js';
 
 export interface CheckReport {
@@ -35,7 +35,11 @@ export async function checkConfigReport(
   lines.push(
     `upstream ${config.upstream.baseUrl} (${config.upstream.apiKey === undefined ? 'no API key: public endpoints only' : 'API key set: premium polls on'})`,
   );
-  lines.push(`redis prefix {${config.redis.prefix}}`, '');
+  lines.push(
+    redactText(describeRedis(config.redis), secretValues(config)),
+    `redis prefix {${config.redis.prefix}}`,
+    '',
+  );
 
   lines.push(`channels (${Object.keys(config.channels).length}):`);
   for (const [name, c] of Object.entries(config.channels)) lines.push(channelLine(name, c));

@@ -17,6 +17,7 @@ import {
   type ChannelConfigInput,
   type ChannelType,
 } from '../notify/kinds.js';
+import { consoleConfigSchema } from '../console/config.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -31,6 +32,7 @@ import {
   timeZoneField,
 } from './fields.js';
 import { formatPath } from './path.js';
+import { CLUSTER_DEFAULT_PORT, parseRedisEndpoint, SENTINEL_DEFAULT_PORT } from '../redis.js';
 import { parseQuietWindow, QUIET_WINDOW_HINT } from './quiet-hours.js';
 
 export type { EmailChannelConfig, SlackChannelConfig, WebhookChannelConfig };
@@ -82,16 +84,222 @@ const upstreamSchema = z.strictObject({
   timeoutMs: intField(1, 600_000).default(10_000),
 });
 
-const redisSchema = z.strictObject({
+const REDIS_PREFIX_HINT = 'expected letters, digits, "_", "-" and ":" only';
+const CLUSTER_SEED_HINT = 'a redis:// or rediss:// URL or host:port';
+const SENTINEL_HINT = 'host:port or a redis:// URL';
+
+/** One Redis (`url`): today's form. */
+export interface RedisUrlConfig {
   /** `redis://[user:password@]host:port[/db]` or `rediss://`; the password is a secret. */
+  url: string;
+  prefix: string;
+  cluster?: never;
+  sentinels?: never;
+}
+
+/** A Redis Cluster: seed nodes (any nodes of it; the rest are discovered). */
+export interface RedisClusterConfig {
+  /** `redis://[user:password@]host:port`, `rediss://…` or `host:port`; credentials may be in the URLs. */
+  cluster: string[];
+  prefix: string;
+  username?: string;
+  /** A secret. */
+  password?: string;
+  url?: never;
+  sentinels?: never;
+}
+
+/** The master that Redis Sentinels name. */
+export interface RedisSentinelConfig {
+  /** `host:port` or `redis://host:port` (26379 when a URL has no port). */
+  sentinels: string[];
+  /** The master's name (`sentinel monitor <name> …`). */
+  name: string;
+  prefix: string;
+  /** The master's and replicas' password; a secret. */
+  password?: string;
+  /** The sentinels' own password (their `requirepass`); a secret. */
+  sentinelPassword?: string;
+  url?: never;
+  cluster?: never;
+}
+
+/** The `redis` section: exactly one of `url`, `cluster` or `sentinels`. */
+export type RedisSectionConfig = RedisUrlConfig | RedisClusterConfig | RedisSentinelConfig;
+
+/** A list; a `${VAR}` gives a string, so a comma-separated string is a list too. */
+function addressList(hint: string, isValid: (text: string) => boolean) {
+  return z.preprocess(
+    (value) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((item) => item.trim())
+            .filter((item) => item !== '')
+        : value,
+    z
+      .array(z.string({ error: expected(hint) }).refine(isValid, { error: `expected ${hint}` }), {
+        error: expected('a list of addresses'),
+      })
+      .min(1, { error: 'expected at least one address' }),
+  );
+}
+
+const isClusterSeed = (text: string): boolean =>
+  parseRedisEndpoint(text, CLUSTER_DEFAULT_PORT) !== null;
+const isSentinel = (text: string): boolean =>
+  parseRedisEndpoint(text, SENTINEL_DEFAULT_PORT) !== null;
+
+/** Keys that belong to one form only, and which. */
+const FORM_ONLY_KEYS = {
+  username: 'cluster',
+  password: 'cluster or sentinels',
+  name: 'sentinels',
+  sentinelPassword: 'sentinels',
+} as const;
+
+const redisFields = z.strictObject({
   url: z
     .string({ error: expected('a redis:// or rediss:// URL') })
-    .refine(isRedisUrl, { error: 'expected a redis:// or rediss:// URL' }),
+    .refine(isRedisUrl, { error: 'expected a redis:// or rediss:// URL' })
+    .optional(),
+  cluster: addressList(CLUSTER_SEED_HINT, isClusterSeed).optional(),
+  sentinels: addressList(SENTINEL_HINT, isSentinel).optional(),
+  name: nonEmptyString('the master name the sentinels monitor').optional(),
+  username: optionalSecretField(),
+  password: optionalSecretField(),
+  sentinelPassword: optionalSecretField(),
   prefix: z
     .string({ error: expected('a key prefix') })
-    .regex(/^[A-Za-z0-9_:-]+$/, { error: 'expected letters, digits, "_", "-" and ":" only' })
+    .regex(/^[A-Za-z0-9_:-]+$/, { error: REDIS_PREFIX_HINT })
     .default('statuswatch'),
 });
+
+type RedisFields = z.output<typeof redisFields>;
+
+/** The strings of a list field (this check also runs when some of its items are invalid). */
+function listOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.map((item) => (typeof item === 'string' ? item : '')) : [];
+}
+
+/** The form-wide rules: one form, its keys only, one set of credentials on a cluster. */
+function checkRedisForm(value: RedisFields, ctx: z.core.$RefinementCtx<RedisFields>): void {
+  const forms = (['url', 'cluster', 'sentinels'] as const).filter((k) => value[k] !== undefined);
+  if (forms.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['url'],
+      message:
+        'required: set url (one Redis), cluster (Redis Cluster seed nodes) or sentinels and name (Redis Sentinel)',
+    });
+    return;
+  }
+  for (const extra of forms.slice(1)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [extra],
+      message: `use one of url, cluster or sentinels (${forms[0] ?? ''} is set)`,
+    });
+  }
+  const form = forms[0];
+  for (const [key, only] of Object.entries(FORM_ONLY_KEYS) as [keyof RedisFields, string][]) {
+    if (value[key] !== undefined && !only.split(' or ').includes(form ?? '')) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `only with ${only}` });
+    }
+  }
+  if (form === 'sentinels') {
+    if (value.name === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['name'],
+        message: 'required with sentinels: the master name the sentinels monitor',
+      });
+    }
+    for (const [i, text] of listOf(value.sentinels).entries()) {
+      const endpoint = parseRedisEndpoint(text, SENTINEL_DEFAULT_PORT);
+      const problem =
+        endpoint === null
+          ? undefined
+          : endpoint.tls
+            ? 'rediss:// (TLS) to sentinels is not supported'
+            : endpoint.username !== undefined || endpoint.password !== undefined
+              ? 'no credentials in a sentinel address: use sentinelPassword (and password for the master)'
+              : endpoint.db !== undefined
+                ? 'a sentinel address has no database'
+                : undefined;
+      if (problem !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['sentinels', i], message: problem });
+    }
+  }
+  if (form === 'cluster') {
+    const seeds = listOf(value.cluster).map((text) =>
+      parseRedisEndpoint(text, CLUSTER_DEFAULT_PORT),
+    );
+    // One username and one password at most, each from the fields or the URLs.
+    const usernames = new Set([value.username]);
+    const passwords = new Set([value.password]);
+    for (const [i, seed] of seeds.entries()) {
+      if (seed === null) continue;
+      if ((seed.db ?? 0) !== 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cluster', i],
+          message: 'a Redis Cluster has database 0 only',
+        });
+      }
+      if (seed.tls !== seeds[0]?.tls) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cluster', i],
+          message: 'every seed uses redis:// or every seed rediss://',
+        });
+      }
+      usernames.add(seed.username);
+      passwords.add(seed.password);
+    }
+    usernames.delete(undefined);
+    passwords.delete(undefined);
+    if (usernames.size > 1 || passwords.size > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster'],
+        message:
+          'the seeds and username/password name different credentials: give them once (username/password, or the same in every URL)',
+      });
+    }
+  }
+}
+
+/** The section as the daemon uses it: one of the three forms, with only its own keys. */
+function toRedisSection(value: RedisFields): RedisSectionConfig {
+  const { prefix } = value;
+  const optional = <K extends string>(key: K, v: string | undefined) =>
+    (v === undefined ? {} : { [key]: v }) as Partial<Record<K, string>>;
+  if (value.url !== undefined) return { url: value.url, prefix };
+  if (value.cluster !== undefined) {
+    return {
+      cluster: value.cluster,
+      prefix,
+      ...optional('username', value.username),
+      ...optional('password', value.password),
+    };
+  }
+  return {
+    sentinels: value.sentinels ?? [],
+    name: value.name ?? '',
+    prefix,
+    ...optional('password', value.password),
+    ...optional('sentinelPassword', value.sentinelPassword),
+  };
+}
+
+/**
+ * `redis`: one Redis (`url`), a Redis Cluster (`cluster`: seed nodes, with `username`/`password`
+ * or credentials in the URLs) or Redis Sentinel (`sentinels`, `name`, `password`,
+ * `sentinelPassword`); `prefix` in each. Every key carries the `{prefix}` hash tag, so on a
+ * cluster one installation's keys share one slot.
+ */
+const redisSchema = redisFields.superRefine(checkRedisForm).transform(toRedisSection);
 
 const pollSchema = z
   .strictObject({
@@ -145,6 +353,8 @@ const serverSchema = z
       .optional(),
     /** Bearer token for /admin/*; the admin API is off when unset or empty. */
     adminToken: optionalSecretField(),
+    /** The web console at `/` (sessions, trusted proxies, proxy login). */
+    console: consoleConfigSchema.optional(),
   })
   .prefault({});
 

@@ -12,8 +12,7 @@
  * The values are plain strings, not JSON: nothing to version. The scripts that move them are in
  * src/redis/scripts/ledger-*.lua.
  */
-import type { Redis } from 'ioredis';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 
 export type LedgerEntry =
@@ -51,7 +50,7 @@ export class DeliveryLedger {
   private readonly scripts: Scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     /** How long a claimed or sent entry is kept (the dedupe window). */
     private readonly sentTtlSeconds: number,

@@ -8,8 +8,7 @@
  * the others.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 
 export interface Pacing {
@@ -22,7 +21,7 @@ export class Pacer {
   private readonly scripts: Scripts;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly keys: Keys,
   ) {
     this.scripts = scripts(redis);

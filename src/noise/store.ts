@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../redis/stored.js';
 import { transitionSchema, type Transition } from '../diff/transition.js';
@@ -75,7 +74,7 @@ export class NoiseStore {
   private readonly toldText = new WeakMap<ToldEntry, string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
   ) {
     this.scripts = scripts(redis);

@@ -4,8 +4,8 @@
  * kinds (`kinds.ts`) drives the config union, redaction, the CLI and the Helm values schema, so a
  * new kind is one folder and one line there.
  */
-import type { Redis } from 'ioredis';
 import type { Dispatcher } from 'undici';
+import type { RedisClient } from '../redis.js';
 import type { z } from 'zod';
 import type { Notification, Notifier } from './types.js';
 
@@ -19,7 +19,7 @@ export interface NotifierDeps {
    * Redis for kinds that keep state across replicas (Slack app mode's message references).
    * `key(...parts)` builds a key inside the installation's `{prefix}` hash tag.
    */
-  state?: { redis: Redis; key: (...parts: string[]) => string };
+  state?: { redis: RedisClient; key: (...parts: string[]) => string };
 }
 
 /** A zod object schema whose `type` is a string literal: one member of the channel union. */

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
 import { QUEUES } from '../queues.js';
 
@@ -32,7 +31,7 @@ export function batchId(transitions: readonly Transition[]): string {
 export class Handoff {
   readonly queue: Queue<CycleBatch>;
 
-  constructor(connection: Redis, keys: Keys) {
+  constructor(connection: RedisClient, keys: Keys) {
     this.queue = new Queue<CycleBatch>(TRANSITIONS_QUEUE, {
       connection,
       prefix: keys.tag,

@@ -6,12 +6,11 @@
  * lists what was seen and how each word is read. What a word *does* lives in
  * src/upstream/vocabulary.ts; this module only observes.
  */
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { z } from 'zod';
 import { toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { countCorrupt, decode, encode, zodShape } from '../redis/stored.js';
 import {
   VOCABULARY,
@@ -49,7 +48,7 @@ export interface FieldReport {
 }
 
 export interface VocabularyRecorderOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   log: Logger;
   unknownValues?: Counter<'field' | 'value'>;

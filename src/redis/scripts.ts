@@ -10,7 +10,8 @@
  * from src/ (vitest) and from dist/.
  */
 import { readFileSync } from 'node:fs';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 
 /** A script's file, its KEYS count (undefined = variable, sent before the keys) and, as phantom types, its call. */
 interface ScriptSpec<K extends readonly string[], A extends readonly string[], R> {
@@ -121,10 +122,10 @@ function argsOf(name: ScriptName, keys: readonly string[], argv: readonly string
   return SPECS[name].numberOfKeys === undefined ? [keys.length, keys, argv] : [keys, argv];
 }
 
-const registered = new WeakMap<Redis, Scripts>();
+const registered = new WeakMap<RedisClient, Scripts>();
 
 /** Registers every script on `redis` (once per connection) and returns them as typed calls. */
-export function scripts(redis: Redis): Scripts {
+export function scripts(redis: RedisClient): Scripts {
   const known = registered.get(redis);
   if (known !== undefined) return known;
   const calls: Record<string, unknown> = {};

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import type { UpstreamClient } from '../upstream/index.js';
 
 export const CATEGORY_MAX_AGE_MS = 60 * 60 * 1000;
@@ -14,7 +13,7 @@ export class CategoryStore {
   private memory = new Map<string, { loadedAt: number; members: Set<string> }>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly now: () => number = Date.now,
   ) {}

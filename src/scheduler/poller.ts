@@ -1,10 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { CATALOG_INTERVAL_MS, CATEGORY_INTERVAL_MS, limiterFor } from '../budget/plan.js';
 import {
   PREMIUM_KINDS,
@@ -24,7 +23,7 @@ export interface PollJob {
 }
 
 export interface PollerOptions {
-  connection: Redis;
+  connection: RedisClient;
   keys: Keys;
   pipeline: Pipeline;
   /** Intervals (ms) of the polls to schedule; a kind left out is not polled (and its schedule removed). */

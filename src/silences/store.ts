@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { StatuswatchError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import { countCorrupt, encode } from '../redis/stored.js';
 import { parseSilenceRequest, parseStoredSilence, STORED_SILENCE, type Silence } from './model.js';
@@ -44,7 +43,7 @@ export class SilenceStore {
   private readonly scripts: Scripts;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     keys: Keys,
     /** The store's clock (Unix ms); the admin API reports states against it. */
     readonly now: () => number = Date.now,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { createKeys, type Keys } from '../../src/redis.js';
+import { Cluster, Redis } from 'ioredis';
+import { createKeys, type Keys, type RedisClient } from '../../src/redis.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -20,14 +20,7 @@ export async function testRedis(label = 't'): Promise<TestRedis> {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   await redis.ping();
   const keys = createKeys(prefix);
-  const flush = async (): Promise<void> => {
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
-      cursor = next;
-      if (found.length > 0) await redis.del(...found);
-    } while (cursor !== '0');
-  };
+  const flush = (): Promise<void> => deletePrefix(redis, prefix);
   return {
     redis,
     prefix,
@@ -38,4 +31,30 @@ export async function testRedis(label = 't'): Promise<TestRedis> {
       redis.disconnect();
     },
   };
+}
+
+/** Every key matching `pattern`: SCAN on one Redis, on every master of a cluster. */
+export async function scanKeys(redis: RedisClient, pattern: string): Promise<string[]> {
+  // A cluster knows its nodes once connected: the PING waits for that.
+  if (redis instanceof Cluster) await redis.ping();
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  const found = new Set<string>();
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) found.add(key);
+    } while (cursor !== '0');
+  }
+  return [...found];
+}
+
+/**
+ * Deletes every key of `prefix` (`{prefix}…`). They share the `{prefix}` hash tag, so on a
+ * cluster one DEL per batch is still a one-slot command.
+ */
+export async function deletePrefix(redis: RedisClient, prefix: string): Promise<void> {
+  const keys = await scanKeys(redis, `{${prefix}}*`);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
 }

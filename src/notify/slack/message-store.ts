@@ -15,9 +15,9 @@
  * Every key expires 30 days after its last write; values are versioned envelopes read through zod
  * (`src/redis/stored.ts`); an unreadable value counts as corrupt and reads as absent.
  */
+import type { RedisClient } from '../../redis.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { countCorrupt, decode, encode, zodShape } from '../../redis/stored.js';
 import { DeliveryError } from '../types.js';
@@ -143,7 +143,7 @@ async function redisOp<T>(what: string, op: () => Promise<T>): Promise<T> {
 }
 
 export function createSlackMessageStore(
-  state: { redis: Redis; key: (...parts: string[]) => string },
+  state: { redis: RedisClient; key: (...parts: string[]) => string },
   options: SlackMessageStoreOptions = {},
 ): SlackMessageStore {
   const { redis } = state;
