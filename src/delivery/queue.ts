@@ -7,8 +7,7 @@
  * re-enqueueing never sends twice.
  */
 import { Queue, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
 import { QUEUES } from '../queues.js';
@@ -73,7 +72,7 @@ export class DeliveryQueue {
   readonly ledger: DeliveryLedger;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     keys: Keys,
     readonly attempts = DEFAULT_ATTEMPTS,
   ) {
@@ -147,19 +146,24 @@ export class DeliveryQueue {
   }
 
   /**
-   * Hands a delivery its destination cannot take yet (per-destination pacing) to a job of its own
-   * that runs at its reserved slot: no attempt made yet, so it has all its attempts. Same ledger
-   * rules as `addRetryJob`; false when the delivery is someone else's by now.
+   * Hands a delivery its destination cannot take yet (per-destination pacing, or a slow channel
+   * busy with other sends: `slotReserved` false) to a job of its own that runs after `delayMs`
+   * (at its reserved slot): no attempt made yet, so it has all its attempts. Same ledger rules as
+   * `addRetryJob`; false when the delivery is someone else's by now.
    */
   async addPacedJob(
     notification: Notification,
     batchJobId: string,
     delayMs: number,
+    slotReserved = true,
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
     if (!(await this.ledger.handOff(notification.id, owner))) return false;
     try {
-      await this.putRetryJob({ notification, priorAttempts: 0, slotFor: 0 }, delayMs);
+      await this.putRetryJob(
+        { notification, priorAttempts: 0, ...(slotReserved ? { slotFor: 0 } : {}) },
+        delayMs,
+      );
     } catch (err) {
       await this.ledger.revertHandOff(notification.id, owner).catch(() => undefined);
       throw err;

@@ -9,14 +9,19 @@
  * Sends in flight are capped across both by one limiter (`concurrency`). Only a few batches are
  * taken at a time (`batchConcurrency`): each already holds up to BATCH_SIZE sends, and fewer
  * deliveries waiting in memory keep garbage collection cheap at fan-out rates.
+ *
+ * A receiver that hangs or dribbles holds nobody else up for longer than `stallMs`: a send still
+ * running after that gives its limiter slot back, and its batch hands the delivery to a job of
+ * its own (the send goes on; whichever way it ends is recorded then, and the job waits while it
+ * runs). Its channel is then slow: at most SLOW_CHANNEL_SENDS sends to it at a time, until one
+ * is answered within `stallMs`; its other deliveries wait in delayed jobs (no attempt used).
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { DeliveryError, type FailureReason, type Notification } from '../notify/types.js';
 import { classifyError } from '../notify/classify.js';
 import type { Channel, ChannelRegistry } from './channels.js';
@@ -33,6 +38,10 @@ import {
 
 /** Batch jobs taken at a time by default. */
 export const DEFAULT_BATCH_CONCURRENCY = 2;
+/** A send running longer than this is stalled (see the file comment). */
+export const DEFAULT_STALL_MS = 2000;
+/** Sends in flight at once to a slow channel (one whose sends stall or time out). */
+export const SLOW_CHANNEL_SENDS = 2;
 
 export interface DeliveryOutcome {
   notification: Notification;
@@ -50,7 +59,7 @@ export interface DeliveryEvents {
 }
 
 export interface DeliveryWorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   keys: Keys;
   /** Where failed deliveries get their retry jobs (and how many attempts they have). */
   deliveries: DeliveryQueue;
@@ -67,7 +76,22 @@ export interface DeliveryWorkerOptions {
   lockDurationMs?: number;
   /** Delay before retry number `attemptsMade` (1 = the first retry); default `retryDelay`. */
   backoff?: (attemptsMade: number, err: unknown) => number;
+  /** How long a send may hold its limiter slot and its batch (default DEFAULT_STALL_MS). */
+  stallMs?: number;
   now?: () => number;
+}
+
+/** How a send went: done (null = sent), not started (its channel is slow and busy), or stalled. */
+type SendResult =
+  | { kind: 'done'; err: DeliveryError | null }
+  | { kind: 'deferred' }
+  | { kind: 'stalled'; settled: Promise<DeliveryError | null> };
+
+/** What the worker knows of one channel's sends in this process. */
+interface ChannelLoad {
+  inFlight: number;
+  /** A send to it stalled or timed out, and none was answered within `stallMs` since. */
+  slow: boolean;
 }
 
 function priorAttemptsOf(job: { data: unknown } | undefined): number {
@@ -81,6 +105,13 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private readonly backoff: (attemptsMade: number, err: unknown) => number;
   private readonly limit: LimitFunction;
   private readonly pacer: Pacer;
+  private readonly stallMs: number;
+  private readonly loads = new Map<string, ChannelLoad>();
+  /** Deliveries whose stalled send goes on after its batch handed them to a job of their own. */
+  private readonly detached = new Map<string, Promise<void>>();
+  /** Sends running, for the stall sweep (`watch`). */
+  private readonly running = new Set<{ since: number; stall: () => void }>();
+  private sweeper: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     super();
@@ -88,6 +119,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? retryDelay;
     this.limit = pLimit(options.concurrency ?? 16);
+    this.stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   }
 
   start(): void {
@@ -179,13 +211,87 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     else this.options.log.error(fields, `delivery ${n.id} failed for good: dead letter`);
   }
 
-  /** The channel's send, through the limiter; the failure classified, or null when sent. */
-  private async send(n: Notification, channel: Channel): Promise<DeliveryError | null> {
+  private loadOf(channel: string): ChannelLoad {
+    let load = this.loads.get(channel);
+    if (load === undefined) {
+      load = { inFlight: 0, slow: false };
+      this.loads.set(channel, load);
+    }
+    return load;
+  }
+
+  /**
+   * The channel's send, through the limiter: done (the failure classified, or null when sent);
+   * deferred (not started: the channel is slow and has its share in flight); or stalled (still
+   * running after `stallMs`: its limiter slot is free again, `settled` says how it ends).
+   */
+  private async send(n: Notification, channel: Channel): Promise<SendResult> {
+    const load = this.loadOf(channel.name);
+    const result = await this.limit((): SendResult | Promise<SendResult> => {
+      if (load.slow && load.inFlight >= SLOW_CHANNEL_SENDS) return { kind: 'deferred' };
+      return this.watch(this.attempt(n, channel, load));
+    });
+    if (result.kind === 'stalled') load.slow = true;
+    return result;
+  }
+
+  /**
+   * `attempt`'s outcome, or `stalled` once it has run `stallMs`. One sweep timer for all sends
+   * (a timer per send is real CPU at fan-out rates), running only while sends are.
+   */
+  private watch(attempt: Promise<DeliveryError | null>): Promise<SendResult> {
+    return new Promise<SendResult>((resolve) => {
+      const entry = {
+        since: Date.now(),
+        stall: () => {
+          resolve({ kind: 'stalled', settled: attempt });
+        },
+      };
+      this.running.add(entry);
+      if (this.sweeper === null) {
+        this.sweeper = setInterval(
+          () => {
+            this.sweep();
+          },
+          Math.max(10, Math.round(this.stallMs / 4)),
+        );
+        this.sweeper.unref();
+      }
+      void attempt.then((err) => {
+        this.running.delete(entry);
+        resolve({ kind: 'done', err });
+      });
+    });
+  }
+
+  private sweep(): void {
+    const cutoff = Date.now() - this.stallMs;
+    for (const entry of this.running) {
+      if (entry.since > cutoff) continue;
+      this.running.delete(entry);
+      entry.stall();
+    }
+    if (this.running.size === 0 && this.sweeper !== null) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
+    }
+  }
+
+  /** One send to the receiver; never rejects. Keeps the channel's load up to date. */
+  private async attempt(
+    n: Notification,
+    channel: Channel,
+    load: ChannelLoad,
+  ): Promise<DeliveryError | null> {
+    load.inFlight += 1;
+    const started = Date.now();
     try {
-      await this.limit(() => channel.notifier.send(n));
+      await channel.notifier.send(n);
+      if (Date.now() - started < this.stallMs) load.slow = false;
       return null;
     } catch (raw) {
       const err = raw instanceof DeliveryError ? raw : classifyError(raw);
+      if (err.reason === 'timeout') load.slow = true;
       // A paced destination that said Retry-After: its other deliveries wait too.
       if (channel.pacing !== null && err.retryAfterMs !== null) {
         await this.pacer.hold(channel.pacing, err.retryAfterMs).catch((e: unknown) => {
@@ -196,7 +302,46 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         });
       }
       return err;
+    } finally {
+      load.inFlight -= 1;
     }
+  }
+
+  /** How long a deferred delivery waits before it looks at its channel again. */
+  private deferMs(): number {
+    return Math.round(this.stallMs * (1 + Math.random()));
+  }
+
+  /**
+   * A stalled send whose delivery its batch handed to a job of its own (`handed`; false: someone
+   * else's by now): recorded when it ends — sent, or the first attempt's failure (the job makes
+   * the next one). The job waits while this runs.
+   */
+  private detach(
+    n: Notification,
+    channelType: string,
+    settled: Promise<DeliveryError | null>,
+    handed: boolean,
+  ): void {
+    const done = settled
+      .then(async (err) => {
+        if (err === null) {
+          await this.options.deliveries.ledger.markSent(n.id);
+          this.report(n, channelType, 'sent', 1, null);
+        } else if (handed) {
+          this.report(n, channelType, 'retry', 1, err);
+        }
+      })
+      .catch((e: unknown) => {
+        this.options.log.warn(
+          { event: 'delivery:mark_failed', deliveryId: n.id, err: toError(e).message },
+          `delivery ${n.id} was sent but could not be marked: it may be sent again`,
+        );
+      })
+      .finally(() => {
+        if (this.detached.get(n.id) === done) this.detached.delete(n.id);
+      });
+    this.detached.set(n.id, done);
   }
 
   /** For reports only: a registry that fails here must not stop a hand-over. */
@@ -257,7 +402,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         return Promise.resolve();
       }),
     );
-    // Every send has settled (none still in flight), so a retry of this job cannot overlap one.
+    // Every send has settled or was handed over with its delivery (a stalled one), so a retry of
+    // this job cannot overlap one.
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw toError(failed.reason);
   }
@@ -299,8 +445,36 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         return;
       }
     }
-    const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
+    const result: SendResult =
+      channel === undefined
+        ? { kind: 'done', err: this.missingChannel(n) }
+        : await this.send(n, channel);
     const channelType = channel?.type ?? 'unknown';
+    let err: DeliveryError | null;
+    if (result.kind === 'deferred') {
+      // Its channel is slow and busy: a job of its own waits, the batch goes on.
+      if (await deliveries.addPacedJob(n, jobId, this.deferMs(), false))
+        this.options.log.debug(
+          { event: 'delivery:deferred', deliveryId: n.id, channel: n.channel },
+          `delivery ${n.id} deferred: its channel is slow`,
+        );
+      return;
+    } else if (result.kind === 'stalled') {
+      // The send goes on without the batch: a job of its own takes the delivery over.
+      let handed: boolean | null = null;
+      try {
+        handed = await deliveries.addRetryJob(n, jobId, this.deferMs());
+      } catch {
+        // Not handed over: the batch waits for the send after all.
+      }
+      if (handed !== null) {
+        this.detach(n, channelType, result.settled, handed);
+        return;
+      }
+      err = await result.settled;
+    } else {
+      err = result.err;
+    }
     if (err === null) {
       await deliveries.ledger.markSent(n.id);
       this.report(n, channelType, 'sent', 1, null);
@@ -325,6 +499,11 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     // Already reported when the batch's attempt failed for good: only record the dead letter.
     if (data.deadOnArrival !== undefined) throw new UnrecoverableError(data.deadOnArrival);
     const { ledger } = this.options.deliveries;
+    if (this.detached.has(n.id)) {
+      // Its batch's stalled send still runs here: wait for it, without using an attempt.
+      await job.moveToDelayed(Date.now() + this.deferMs(), token);
+      throw new DelayedError();
+    }
     if ((await ledger.entry(n.id)).state === 'sent') return; // a re-run batch got there first
     const attempt = data.priorAttempts + job.attemptsMade + 1;
     const channel = this.options.channels().get(n.channel);
@@ -337,7 +516,16 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         throw new DelayedError();
       }
     }
-    const err = channel === undefined ? this.missingChannel(n) : await this.send(n, channel);
+    const result: SendResult =
+      channel === undefined
+        ? { kind: 'done', err: this.missingChannel(n) }
+        : await this.send(n, channel);
+    if (result.kind === 'deferred') {
+      // Its channel is slow and busy: later, without using an attempt.
+      await job.moveToDelayed(Date.now() + this.deferMs(), token);
+      throw new DelayedError();
+    }
+    const err = result.kind === 'stalled' ? await result.settled : result.err;
     const channelType = channel?.type ?? 'unknown';
     if (err === null) {
       await ledger.markSent(n.id);
@@ -354,10 +542,11 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     throw err;
   }
 
-  /** Stops taking deliveries and waits for in-flight sends. */
+  /** Stops taking deliveries and waits for in-flight sends (stalled ones too). */
   async stop(): Promise<void> {
     const workers = this.workers;
     this.workers = [];
     await Promise.all(workers.map((w) => w.close()));
+    await Promise.allSettled([...this.detached.values()]);
   }
 }

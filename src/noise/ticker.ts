@@ -1,9 +1,8 @@
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DateTime } from 'luxon';
 import { errorCode, toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { transitionId, type Transition } from '../diff/transition.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
@@ -35,7 +34,7 @@ export interface TickReport {
 }
 
 export interface NoiseTickerOptions {
-  connection: Redis;
+  connection: RedisClient;
   keys: Keys;
   store: NoiseStore;
   deliveries: DeliveryQueue;
@@ -333,10 +332,17 @@ export class NoiseTicker {
     await this.queue.upsertJobScheduler('noise-tick', { every }, { name: 'tick', data: {} });
   }
 
-  async start(): Promise<void> {
-    // One tick at a time across every replica: a flush never races another flush.
+  /**
+   * One tick at a time across every replica (a flush never races another flush) and the shared
+   * schedule: at start, and again when Redis comes back (it may have come back empty).
+   */
+  async resync(): Promise<void> {
     await this.queue.setGlobalConcurrency(1);
     await this.ensureSchedule();
+  }
+
+  async start(): Promise<void> {
+    await this.resync();
     this.keeper = setInterval(() => {
       this.ensureSchedule().catch((err: unknown) => {
         this.o.log.warn(
