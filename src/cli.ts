@@ -13,6 +13,10 @@ import { WORDINGS, createSimulator, loadScenario, type Wording } from './sim/ind
 import { checkConfigReport } from './commands/check-config.js';
 import { runDemo } from './commands/demo.js';
 import { registerSilenceCommands } from './commands/silence.js';
+import { registerSubscriptionCommands } from './commands/subscription.js';
+import { registerChannelCommands } from './commands/channel.js';
+import { registerTokenCommands } from './commands/token.js';
+import { registerSecretsCommands } from './commands/secrets.js';
 import { notifyTest } from './commands/notify-test.js';
 import { renderForChannel } from './commands/render.js';
 import { EVENT_KINDS, type EventKind } from './config/events.js';
@@ -281,6 +285,11 @@ function buildProgram(): Command {
     });
 
   registerSilenceCommands(program, async (explicit) => (await readConfig(explicit)).config);
+  const loadForApi = async (explicit?: string) => (await readConfig(explicit)).config;
+  registerSubscriptionCommands(program, loadForApi);
+  registerChannelCommands(program, loadForApi);
+  registerTokenCommands(program, loadForApi);
+  registerSecretsCommands(program, loadForApi);
 
   program
     .command('demo')

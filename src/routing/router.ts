@@ -1,8 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
 import { TRANSITIONS_QUEUE, type CycleBatch } from '../pipeline/handoff.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
@@ -10,7 +9,7 @@ import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
 import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
 import type { NoiseStore } from '../noise/store.js';
-import { admitBatch, ledgerField, routeKey } from '../noise/gate.js';
+import { admitBatch, keyOfField, ledgerField, routeKey, type GateState } from '../noise/gate.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
 import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
@@ -25,15 +24,57 @@ export interface NoiseControl {
 }
 
 export interface RouterOptions {
-  connection: Redis;
+  connection: RedisClient;
   keys: Keys;
   subscriptions: () => readonly (RoutableSubscription & NoisySubscription)[];
+  /**
+   * Brings `subscriptions()` up to date; awaited before each routed cycle (subscriptions stored
+   * through the API: one cheap read of a version counter).
+   */
+  refresh?: () => Promise<void>;
+  /**
+   * Deleted subscriptions still owed closings: each gets the closing of every opening the
+   * told-openings ledger says it was told (and nothing else), so a deletion never swallows a
+   * resolution.
+   */
+  owedClosings?: () => ReadonlySet<string>;
   /** Without it every route is sent at once (tests of plain routing). */
   noise?: NoiseControl;
   categories: CategoryStore;
   deliveries: DeliveryQueue;
   log: Logger;
   now?: () => number;
+}
+
+/**
+ * Adds to each closing a route for every deleted subscription (`owed`) that was told its opening,
+ * per the ledger (`state.told` holds every told field when a batch closes something).
+ */
+function addOwedClosings(
+  items: { transition: Transition; routes: Route[] }[],
+  state: GateState,
+  owed: ReadonlySet<string> | undefined,
+): void {
+  if (owed === undefined || owed.size === 0) return;
+  const closings = items.filter((i) => roleOf(i.transition) === 'closing');
+  if (closings.length === 0) return;
+  const byKey = new Map<string, Route[]>();
+  for (const field of state.told) {
+    const first = field.indexOf('|');
+    const second = field.indexOf('|', first + 1);
+    const subscription = field.slice(0, first);
+    if (first < 0 || second < 0 || !owed.has(subscription)) continue;
+    const key = keyOfField(field);
+    const list = byKey.get(key) ?? [];
+    list.push({ subscription, channel: field.slice(first + 1, second) });
+    byKey.set(key, list);
+  }
+  for (const item of closings) {
+    for (const r of byKey.get(lifecycleKey(item.transition)) ?? []) {
+      if (!item.routes.some((x) => x.subscription === r.subscription && x.channel === r.channel))
+        item.routes.push(r);
+    }
+  }
 }
 
 /**
@@ -64,6 +105,7 @@ export class Router {
 
   /** The routes of a transition under the current subscriptions (no I/O beyond category sets). */
   async routes(t: Transition): Promise<Route[]> {
+    await this.options.refresh?.();
     await this.loadCategories();
     return this.routesOf(t);
   }
@@ -77,9 +119,10 @@ export class Router {
   /**
    * Routing runs one cycle at a time across all replicas (BullMQ global concurrency 1), in
    * enqueue order, and walks each cycle's transitions in order: an opening is always admitted
-   * before its closing, so the told-openings ledger the closing consults is never raced.
+   * before its closing, so the told-openings ledger the closing consults is never raced. Set at
+   * start, and again when Redis comes back (it may have come back empty).
    */
-  async start(): Promise<void> {
+  async resync(): Promise<void> {
     const queue = new Queue(TRANSITIONS_QUEUE, {
       connection: this.options.connection,
       prefix: this.options.keys.tag,
@@ -89,6 +132,10 @@ export class Router {
     } finally {
       await queue.close();
     }
+  }
+
+  async start(): Promise<void> {
+    await this.resync();
     this.worker = new Worker<CycleBatch>(TRANSITIONS_QUEUE, (job) => this.process(job), {
       connection: this.options.connection,
       prefix: this.options.keys.tag,
@@ -106,6 +153,7 @@ export class Router {
   async routeBatch(transitions: readonly Transition[]): Promise<number> {
     const noise = this.options.noise;
     const now = this.now();
+    await this.options.refresh?.();
     await this.loadCategories();
     if (noise === undefined) {
       const notifications = transitions.flatMap((t) =>
@@ -127,6 +175,7 @@ export class Router {
       ),
       noise.silences(),
     ]);
+    addOwedClosings(items, state, this.options.owedClosings?.());
     // A transition routed before (a cycle re-derived after a crash, overlapping another) is
     // skipped; within the batch each id counts once.
     const seen = new Set<string>();

@@ -1,0 +1,233 @@
+/**
+ * The CLI's client of `/api/v1` (`statuswatch subscription | channel | token | secrets`). The
+ * daemon's URL comes from `--url`, `$STATUSWATCH_URL`, else `http://127.0.0.1:<server.port>` of
+ * the config; the token from `--token`, `$STATUSWATCH_TOKEN`, `$STATUSWATCH_ADMIN_TOKEN`, else
+ * the config's `server.adminToken`. The token is never printed, not even in errors.
+ */
+import { Agent, request } from 'undici';
+import { StatuswatchError, errorCode, toError } from '../errors.js';
+import type { Config } from '../config/schema.js';
+
+export const EXIT_OK = 0;
+export const EXIT_INVALID = 1;
+export const EXIT_FAILURE = 2;
+
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export class ApiCommandError extends StatuswatchError {
+  constructor(
+    code: string,
+    message: string,
+    readonly exitCode: number,
+    readonly status: number | null = null,
+  ) {
+    super(code, message);
+  }
+}
+
+export interface ApiTarget {
+  baseUrl: string;
+  token: string;
+  tokenSource: string;
+}
+
+export interface TargetFlags {
+  url?: string;
+  token?: string;
+  config?: string;
+}
+
+/** Output and environment of a command (tests pass their own). */
+export interface CommandIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Called with a non-zero exit code; the default sets `process.exitCode`. */
+  exit: (code: number) => void;
+  /** Standard input, for `apply -f -`. */
+  stdin: () => Promise<string>;
+}
+
+export const processIo: CommandIo = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  env: process.env,
+  exit: (code) => {
+    process.exitCode = code;
+  },
+  stdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  },
+};
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** Resolves the URL and token; the config is loaded only when something is missing. */
+export async function resolveApiTarget(
+  flags: TargetFlags,
+  env: CommandIo['env'],
+  loadConfig: (explicit?: string) => Promise<Config>,
+): Promise<ApiTarget> {
+  let config: Config | undefined;
+  const cfg = async (): Promise<Config> => (config ??= await loadConfig(flags.config));
+  let baseUrl =
+    nonEmpty(flags.url) ??
+    nonEmpty(env.STATUSWATCH_URL) ??
+    `http://127.0.0.1:${(await cfg()).server.port}`;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+    throw new ApiCommandError(
+      'api_url_invalid',
+      '--url (or STATUSWATCH_URL) must be an http:// or https:// URL',
+      EXIT_INVALID,
+    );
+  }
+  baseUrl = baseUrl.replace(/\/+$/, '');
+  const sources: [string | undefined, string][] = [
+    [flags.token, '--token'],
+    [env.STATUSWATCH_TOKEN, '$STATUSWATCH_TOKEN'],
+    [env.STATUSWATCH_ADMIN_TOKEN, '$STATUSWATCH_ADMIN_TOKEN'],
+  ];
+  for (const [value, source] of sources) {
+    const token = nonEmpty(value);
+    if (token !== undefined) return { baseUrl, token, tokenSource: source };
+  }
+  const fromConfig = nonEmpty((await cfg()).server.adminToken);
+  if (fromConfig !== undefined) {
+    return { baseUrl, token: fromConfig, tokenSource: 'server.adminToken in the config' };
+  }
+  throw new ApiCommandError(
+    'api_token_missing',
+    'no token: pass --token, set STATUSWATCH_TOKEN, or set server.adminToken in the config',
+    EXIT_INVALID,
+  );
+}
+
+interface ErrorBody {
+  error?: {
+    code?: string;
+    message?: string;
+    field?: string | null;
+    issues?: { field: string; message: string }[];
+  };
+}
+
+export class ApiClient {
+  private readonly agent = new Agent({
+    headersTimeout: REQUEST_TIMEOUT_MS,
+    bodyTimeout: REQUEST_TIMEOUT_MS,
+    connectTimeout: REQUEST_TIMEOUT_MS,
+  });
+
+  constructor(private readonly target: ApiTarget) {}
+
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the answer's shape
+  async call<T = Record<string, unknown>>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: T }> {
+    const url = `${this.target.baseUrl}${path}`;
+    let status: number;
+    let text: string;
+    try {
+      const res = await request(url, {
+        method,
+        dispatcher: this.agent,
+        headers: {
+          authorization: `Bearer ${this.target.token}`,
+          accept: 'application/json',
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    } catch (caught) {
+      throw new ApiCommandError(
+        'api_unreachable',
+        `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --url right?`,
+        EXIT_FAILURE,
+      );
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text) as unknown;
+    } catch {
+      parsed = undefined;
+    }
+    if (status >= 200 && status < 300) return { status, body: parsed as T };
+    throw this.failure(status, parsed as ErrorBody | undefined);
+  }
+
+  private failure(status: number, body: ErrorBody | undefined): ApiCommandError {
+    if (status === 401) {
+      return new ApiCommandError(
+        'api_unauthorized',
+        `the server refused the token from ${this.target.tokenSource} (HTTP 401: missing, wrong, expired or revoked)`,
+        EXIT_INVALID,
+        status,
+      );
+    }
+    const e = body?.error;
+    const issues = e?.issues ?? [];
+    let detail = e?.message ?? 'no details';
+    if (issues.length > 1) detail = issues.map((i) => `\n  ${i.field}: ${i.message}`).join('');
+    return new ApiCommandError(
+      e?.code ?? 'api_failed',
+      `HTTP ${status}: ${detail}`,
+      status >= 500 ? EXIT_FAILURE : EXIT_INVALID,
+      status,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+/** Runs a command body with a client; an `ApiCommandError` becomes stderr and an exit code. */
+export async function withApi(
+  io: CommandIo,
+  resolve: () => Promise<ApiTarget>,
+  run: (client: ApiClient) => Promise<void>,
+): Promise<void> {
+  let code = EXIT_OK;
+  try {
+    const client = new ApiClient(await resolve());
+    try {
+      await run(client);
+    } finally {
+      await client.close();
+    }
+  } catch (caught) {
+    if (!(caught instanceof ApiCommandError)) throw caught;
+    io.err(`statuswatch: ${caught.message}\n`);
+    code = caught.exitCode;
+  }
+  if (code !== EXIT_OK) io.exit(code);
+}
+
+/** Terminal-safe text: control and bidi characters become spaces. */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ');
+}
+
+/** A table: header + rows, columns padded. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths =
+    rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${printable(line)}\n`)
+    .join('');
+}

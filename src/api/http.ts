@@ -1,0 +1,437 @@
+/**
+ * `/api/v1` on the ops server: JSON in and out, bodies of at most 1 MB, errors as
+ * `{error: {code, message, field}}`. Every route but `/api/v1/openapi.json` needs a bearer token
+ * (tokens.ts); failed attempts are rate-limited per client address. The routes are the list in
+ * openapi.ts; a handler per operation lives here.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { toError } from '../errors.js';
+import { isEventKind } from '../config/events.js';
+import { redactText } from '../config/secret-text.js';
+import { channelSecrets } from '../notify/kinds.js';
+import { renderForChannel } from '../commands/render.js';
+import { notifyTest, type NotifyTestResult } from '../commands/notify-test.js';
+import type { ChannelConfig } from '../config/schema.js';
+import { SecretKeyError } from './crypto.js';
+import { ApiError, invalid } from './errors.js';
+import { checkName } from './model.js';
+import {
+  openApiDocument,
+  ROUTES,
+  type Method,
+  type OperationId,
+  type RouteSpec,
+} from './openapi.js';
+import { DEFAULT_SERVICE_LIMIT, MAX_SERVICE_LIMIT, type ServiceSearch } from './services.js';
+import type { ApiStore } from './store.js';
+import { bearerOf, clientAddress, type Actor, type TokenStore } from './tokens.js';
+
+/** Largest accepted request body. */
+export const API_MAX_BODY_BYTES = 1024 * 1024;
+/** An oversized body is read and dropped up to this size before the 413 (see silences/admin.ts). */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
+export interface ApiHttpOptions {
+  store: ApiStore;
+  tokens: TokenStore;
+  services: ServiceSearch;
+  adminToken: () => string | undefined;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Sends a test notification (default: what `notify-test` does). */
+  notifyTest?: (name: string, config: ChannelConfig) => Promise<NotifyTestResult>;
+  now?: () => number;
+}
+
+interface Call {
+  req: IncomingMessage;
+  url: URL;
+  actor: Actor;
+  params: Record<string, string>;
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+type Handler = (call: Call) => Promise<Reply>;
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(JSON.stringify(body));
+}
+
+/** Reads a JSON body of at most `API_MAX_BODY_BYTES` (413 past it, 400 when not JSON). */
+export function readJson(req: IncomingMessage): Promise<unknown> {
+  const tooLarge = new ApiError(
+    413,
+    'too_large',
+    `body larger than ${API_MAX_BODY_BYTES} bytes`,
+    '(root)',
+    [],
+    { connection: 'close' },
+  );
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      fn();
+    };
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= API_MAX_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+      if (size > DRAIN_LIMIT_BYTES)
+        settle(() => {
+          reject(tooLarge);
+        });
+    });
+    req.once('error', (err) => {
+      settle(() => {
+        reject(err);
+      });
+    });
+    req.once('end', () => {
+      settle(() => {
+        if (size > API_MAX_BODY_BYTES) {
+          reject(tooLarge);
+          return;
+        }
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (text.trim() === '') {
+          reject(
+            invalid([{ field: '(root)', message: 'empty body; expected JSON' }], 'invalid_json'),
+          );
+          return;
+        }
+        try {
+          resolve(JSON.parse(text) as unknown);
+        } catch {
+          reject(invalid([{ field: '(root)', message: 'body is not valid JSON' }], 'invalid_json'));
+        }
+      });
+    });
+  });
+}
+
+function intParam(url: URL, name: string, min: number, max: number, fallback: number): number {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw invalid([{ field: name, message: `expected an integer from ${min} to ${max}` }]);
+  return n;
+}
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  pattern: RegExp;
+  names: string[];
+}
+
+const COMPILED: CompiledRoute[] = (ROUTES as readonly RouteSpec[]).map((spec) => {
+  const names: string[] = [];
+  const source = spec.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { spec, names, pattern: new RegExp(`^${source}/?$`) };
+});
+
+export type AdminAccess = 'ok' | 'unauthorized' | 'forbidden' | 'limited';
+
+export class ApiHttp {
+  private readonly handlers: Record<OperationId, Handler>;
+  private readonly now: () => number;
+
+  constructor(private readonly o: ApiHttpOptions) {
+    this.now = o.now ?? Date.now;
+    const { store, tokens } = o;
+    this.handlers = {
+      listSubscriptions: async ({ actor }) => ({
+        status: 200,
+        body: { subscriptions: await store.listSubscriptions(actor) },
+      }),
+      createSubscription: async ({ actor, req }) => {
+        const { view } = await store.putSubscription(actor, await readJson(req), 'create');
+        return {
+          status: 201,
+          body: view,
+          headers: { location: `/api/v1/subscriptions/${view.name}` },
+        };
+      },
+      getSubscription: async ({ actor, params }) => ({
+        status: 200,
+        body: await store.getSubscription(actor, params.name ?? ''),
+      }),
+      putSubscription: async ({ actor, req, params }) => {
+        const { view, created } = await store.putSubscription(
+          actor,
+          await readJson(req),
+          'put',
+          params.name,
+        );
+        return { status: created ? 201 : 200, body: view };
+      },
+      deleteSubscription: async ({ actor, params }) => ({
+        status: 200,
+        body: await store.deleteSubscription(actor, params.name ?? ''),
+      }),
+      listChannels: async ({ actor }) => ({
+        status: 200,
+        body: { channels: await store.listChannels(actor) },
+      }),
+      createChannel: async ({ actor, req }) => {
+        const { view } = await store.putChannel(actor, await readJson(req), 'create');
+        return { status: 201, body: view, headers: { location: `/api/v1/channels/${view.name}` } };
+      },
+      getChannel: async ({ actor, params }) => ({
+        status: 200,
+        body: await store.getChannel(actor, params.name ?? ''),
+      }),
+      putChannel: async ({ actor, req, params }) => {
+        const { view, created } = await store.putChannel(
+          actor,
+          await readJson(req),
+          'put',
+          params.name,
+        );
+        return { status: created ? 201 : 200, body: view };
+      },
+      deleteChannel: async ({ actor, params }) => ({
+        status: 200,
+        body: await store.deleteChannel(actor, params.name ?? ''),
+      }),
+      testChannel: async ({ actor, params }) => {
+        const name = params.name ?? '';
+        const { config, source } = await store.resolveChannel(actor, name);
+        if (source === 'config' && !actor.admin) {
+          throw new ApiError(
+            403,
+            'forbidden',
+            "a team token can test its own team's channels only; config-file channels are tested by an admin",
+            'name',
+          );
+        }
+        const result = await (this.o.notifyTest ?? notifyTest)(name, config);
+        const message = redactText(result.text, channelSecrets(config)).trim();
+        this.o.log.info(
+          { event: 'api:channel_tested', channel: name, ok: result.ok, tokenId: actor.tokenId },
+          `channel ${name} tested through the API`,
+        );
+        return { status: 200, body: { ok: result.ok, message } };
+      },
+      previewChannel: async ({ actor, params, url }) => {
+        const name = params.name ?? '';
+        const event = url.searchParams.get('event');
+        if (!isEventKind(event)) {
+          throw invalid([
+            {
+              field: 'event',
+              message:
+                event === null
+                  ? 'required (an event kind, e.g. incident.opened)'
+                  : 'unknown event kind',
+            },
+          ]);
+        }
+        const { config } = await store.resolveChannel(actor, name);
+        const preview = redactText(
+          renderForChannel(event, name, config, this.now()),
+          channelSecrets(config),
+        );
+        return { status: 200, body: { channel: name, event, preview } };
+      },
+      searchServices: async ({ url }) => {
+        const limit = intParam(url, 'limit', 1, MAX_SERVICE_LIMIT, DEFAULT_SERVICE_LIMIT);
+        return {
+          status: 200,
+          body: await o.services.search(url.searchParams.get('query') ?? '', limit),
+        };
+      },
+      readAudit: async ({ actor, url }) => {
+        const limit = intParam(url, 'limit', 1, 1000, 100);
+        const before = url.searchParams.get('before') ?? undefined;
+        if (before !== undefined && !/^\d+-\d+$/.test(before))
+          throw invalid([
+            { field: 'before', message: 'expected an audit entry id (such as 1700000000000-0)' },
+          ]);
+        const entries = await store.audit.read({
+          limit,
+          ...(before === undefined ? {} : { before }),
+          visible: (e) => actor.admin || (actor.team !== null && e.team === actor.team),
+        });
+        return {
+          status: 200,
+          body: { entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) },
+        };
+      },
+      listTokens: async () => ({ status: 200, body: { tokens: await tokens.list() } }),
+      createToken: async ({ actor, req }) => {
+        const created = await tokens.create(actor, await readJson(req));
+        this.o.log.info(
+          {
+            event: 'api:token_created',
+            id: created.id,
+            team: created.team,
+            admin: created.admin,
+            tokenId: actor.tokenId,
+          },
+          `token ${created.id} created for team ${created.team}`,
+        );
+        return { status: 201, body: created };
+      },
+      revokeToken: async ({ actor, params }) => {
+        const revoked = await tokens.revoke(actor, params.id ?? '');
+        this.o.log.info(
+          { event: 'api:token_revoked', id: revoked.id, tokenId: actor.tokenId },
+          `token ${revoked.id} revoked`,
+        );
+        return { status: 200, body: revoked };
+      },
+      rotateSecrets: async ({ actor }) => {
+        const result = await store.rotateSecrets(actor);
+        this.o.log.info(
+          { event: 'api:secrets_rotated', ...result },
+          `stored secrets re-encrypted under key ${result.keyId}`,
+        );
+        return { status: 200, body: result };
+      },
+      openapi: () => Promise.resolve({ status: 200, body: openApiDocument() }),
+    };
+  }
+
+  /**
+   * Whether a request may use `/admin/*`: the config file's admin token or an admin token from
+   * the API; team tokens never. Failures count toward the address's rate limit.
+   */
+  async adminAccess(req: IncomingMessage): Promise<AdminAccess> {
+    const address = clientAddress(req);
+    if ((await this.o.tokens.limitedFor(address)) > 0) return 'limited';
+    const actor = await this.o.tokens.authenticate(bearerOf(req), this.o.adminToken(), address);
+    if (actor === null) {
+      await this.o.tokens.recordFailure(address);
+      return 'unauthorized';
+    }
+    return actor.admin ? 'ok' : 'forbidden';
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    try {
+      const reply = await this.dispatch(req, url);
+      send(res, reply.status, reply.body, reply.headers);
+    } catch (caught) {
+      const err = this.asApiError(caught);
+      if (err.status >= 500) {
+        this.o.log.error(
+          { event: 'api:error', code: err.code, err: toError(caught).message, path: url.pathname },
+          'API request failed',
+        );
+      }
+      if (err.status === 413) req.resume();
+      send(res, err.status, err.body(), { ...err.headers });
+    }
+  }
+
+  private asApiError(caught: unknown): ApiError {
+    if (caught instanceof ApiError) return caught;
+    if (caught instanceof SecretKeyError) {
+      return new ApiError(503, caught.code, `stored secrets cannot be opened: ${caught.message}`);
+    }
+    return new ApiError(500, 'internal', 'internal error');
+  }
+
+  private async dispatch(req: IncomingMessage, url: URL): Promise<Reply> {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const path = url.pathname;
+    const matching = COMPILED.map((route) => ({ route, match: route.pattern.exec(path) })).filter(
+      (m): m is { route: CompiledRoute; match: RegExpExecArray } => m.match !== null,
+    );
+    const hit = matching.find((m) => m.route.spec.method === (method === 'HEAD' ? 'GET' : method));
+    if (hit?.route.spec.public === true)
+      return this.handlers[hit.route.spec.operationId as OperationId]({
+        req,
+        url,
+        actor: anonymous(req),
+        params: {},
+      });
+
+    const actor = await this.authenticate(req);
+    if (matching.length === 0) throw new ApiError(404, 'no_route', `no such path: ${path}`);
+    if (hit === undefined) {
+      const allow = [...new Set(matching.map((m) => m.route.spec.method))].join(', ');
+      throw new ApiError(
+        405,
+        'method_not_allowed',
+        `method ${method} not allowed here (allowed: ${allow})`,
+        null,
+        [],
+        { allow },
+      );
+    }
+    const { spec, names } = hit.route;
+    if (spec.admin === true && !actor.admin)
+      throw new ApiError(403, 'forbidden', 'this route needs an admin token');
+    const params: Record<string, string> = {};
+    names.forEach((name, i) => {
+      const raw = hit.match[i + 1] ?? '';
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(raw);
+      } catch {
+        throw invalid([{ field: name, message: 'bad percent-encoding in the path' }]);
+      }
+      params[name] = name === 'name' ? checkName(decoded, 'name') : decoded;
+    });
+    return this.handlers[spec.operationId as OperationId]({ req, url, actor, params });
+  }
+
+  private async authenticate(req: IncomingMessage): Promise<Actor> {
+    const address = clientAddress(req);
+    const waitMs = await this.o.tokens.limitedFor(address);
+    if (waitMs > 0) {
+      const seconds = String(Math.ceil(waitMs / 1000));
+      throw new ApiError(
+        429,
+        'rate_limited',
+        `too many failed attempts from this address; try again in ${seconds} s`,
+        null,
+        [],
+        { 'retry-after': seconds },
+      );
+    }
+    const actor = await this.o.tokens.authenticate(bearerOf(req), this.o.adminToken(), address);
+    if (actor === null) {
+      await this.o.tokens.recordFailure(address);
+      throw new ApiError(
+        401,
+        'unauthorized',
+        'missing, wrong, expired or revoked bearer token',
+        null,
+        [],
+        { 'www-authenticate': 'Bearer' },
+      );
+    }
+    return actor;
+  }
+}
+
+function anonymous(req: IncomingMessage): Actor {
+  return { tokenId: 'anonymous', team: null, admin: false, address: clientAddress(req) };
+}
+
+export type { Method };

@@ -1,0 +1,82 @@
+/**
+ * The teams API in one object for the App: the stores (channels, subscriptions, tokens, audit),
+ * the merged view routing and delivery use (`runtime`), and the `/api/v1` HTTP handler.
+ */
+import type { Logger } from 'pino';
+import type { ChannelConfig } from '../config/schema.js';
+import type { Keys, RedisClient } from '../redis.js';
+import { SecretBox } from './crypto.js';
+import { ApiHttp } from './http.js';
+import { ApiRuntime } from './runtime.js';
+import { ServiceSearch } from './services.js';
+import { ApiStore, type ConfigView } from './store.js';
+import { TokenStore } from './tokens.js';
+
+export interface TeamsApiOptions {
+  redis: RedisClient;
+  keys: Keys;
+  log: Logger;
+  config: () => ConfigView & { adminToken?: string | undefined };
+  /** Environment holding STATUSWATCH_SECRET_KEY (and _PREVIOUS); default process.env. */
+  env?: Readonly<Record<string, string | undefined>>;
+  onChannels: (channels: Record<string, ChannelConfig>) => void;
+  budget?: (categories: readonly string[]) => string | null;
+  now?: () => number;
+  pollMs?: number;
+}
+
+export class TeamsApi {
+  readonly store: ApiStore;
+  readonly tokens: TokenStore;
+  readonly runtime: ApiRuntime;
+  readonly http: ApiHttp;
+
+  constructor(o: TeamsApiOptions) {
+    // A malformed key is a startup error (SecretKeyError), not a silent "no key".
+    const box = SecretBox.fromEnv(o.env ?? process.env);
+    const now = o.now ?? Date.now;
+    this.store = new ApiStore({
+      redis: o.redis,
+      keys: o.keys,
+      config: o.config,
+      box,
+      log: o.log,
+      now,
+      ...(o.budget === undefined ? {} : { budget: o.budget }),
+    });
+    this.tokens = new TokenStore(o.redis, o.keys, this.store.audit, now);
+    this.runtime = new ApiRuntime({
+      redis: o.redis,
+      k: this.store.k,
+      config: o.config,
+      box,
+      log: o.log,
+      onChannels: o.onChannels,
+      now,
+      ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
+    });
+    this.http = new ApiHttp({
+      store: this.store,
+      tokens: this.tokens,
+      services: new ServiceSearch(o.redis, o.keys),
+      adminToken: () => o.config().adminToken,
+      log: o.log,
+      now,
+    });
+    if (box === null) {
+      o.log.info(
+        { event: 'api:no_secret_key' },
+        'STATUSWATCH_SECRET_KEY is not set: channels with secrets cannot be stored through the API',
+      );
+    }
+  }
+
+  start(): Promise<void> {
+    return this.runtime.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.runtime.stop();
+    await this.store.close();
+  }
+}

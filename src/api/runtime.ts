@@ -1,0 +1,252 @@
+/**
+ * What routing and delivery use: the config file's channels and subscriptions merged with the
+ * stored ones, kept in memory and brought up to date
+ * - once per routing step (`refresh()`: one GET of `{prefix}:api:version`; the stored objects are
+ *   read again only when it moved), so a change is in force on every replica for the next
+ *   routed cycle;
+ * - at once on a `{prefix}:api:changed` message (pub/sub), and every `pollMs` as a fallback, so
+ *   delivery workers know a new channel before a delivery to it can exist.
+ * The config file wins a name clash (the stored object is skipped, with a warning). Deleted
+ * subscriptions are tombstones for 7 days: `owedClosings()` names them, and the router sends
+ * them the closings of the openings they were told, nothing else.
+ */
+import type { Logger } from 'pino';
+import type { RedisClient } from '../redis.js';
+import { toError, errorCode } from '../errors.js';
+import type { ChannelConfig, SubscriptionConfig } from '../config/schema.js';
+import { channelConfigSchema, subscriptionSchema } from './model.js';
+import type { SecretBox } from './crypto.js';
+import {
+  duplicateOf,
+  openChannel,
+  readSnapshot,
+  type apiKeys,
+  type ConfigView,
+  type Snapshot,
+} from './store.js';
+
+export interface ApiRuntimeOptions {
+  redis: RedisClient;
+  k: ReturnType<typeof apiKeys>;
+  config: () => ConfigView;
+  box: SecretBox | null;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** Called with every channel (config, stored, tombstones) whenever the set changed. */
+  onChannels?: (channels: Record<string, ChannelConfig>) => void;
+  now?: () => number;
+  /** Fallback poll of the version counter. Default 5 s. */
+  pollMs?: number;
+}
+
+const EMPTY: Snapshot = {
+  channels: new Map(),
+  subscriptions: new Map(),
+  subscriptionTombstones: new Map(),
+  channelTombstones: new Map(),
+};
+
+export class ApiRuntime {
+  private version: string | null = null;
+  private snap: Snapshot = EMPTY;
+  private merged: SubscriptionConfig[] = [];
+  private owed: ReadonlySet<string> = new Set();
+  private channelsText = '';
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  private subscriber: RedisClient | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly now: () => number;
+  /** Names already warned about (a warning per problem, not per refresh). */
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly o: ApiRuntimeOptions) {
+    this.now = o.now ?? Date.now;
+    this.rebuild();
+  }
+
+  /** Loads the stored objects, then follows changes (pub/sub and a fallback poll). */
+  async start(): Promise<void> {
+    await this.refresh();
+    const sub = duplicateOf(this.o.redis);
+    this.subscriber = sub;
+    sub.on('error', () => undefined);
+    sub.on('message', () => {
+      void this.refresh().catch(() => undefined);
+    });
+    await sub.subscribe(this.o.k.changed).catch((err: unknown) => {
+      this.o.log.warn(
+        { event: 'api:subscribe_failed', err: toError(err).message },
+        'no change notifications; polling the API version instead',
+      );
+    });
+    this.timer = setInterval(() => {
+      void this.refresh().catch((err: unknown) => {
+        this.o.log.warn(
+          { event: 'api:refresh_failed', err: toError(err).message },
+          'could not read stored subscriptions and channels',
+        );
+      });
+    }, this.o.pollMs ?? 5_000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+    const sub = this.subscriber;
+    this.subscriber = null;
+    if (sub !== null) await sub.quit().catch(() => undefined);
+  }
+
+  /**
+   * Brings the merged lists up to date: one GET, and the stored objects only when the version
+   * moved. Concurrent callers share one read; a call during a read waits for one more.
+   */
+  async refresh(): Promise<void> {
+    if (this.refreshing !== null) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.again = false;
+        const version = (await this.o.redis.get(this.o.k.version)) ?? '0';
+        if (version === this.version) continue;
+        // Read after the version: a write in between bumps it again, and the next refresh reloads.
+        this.snap = await readSnapshot(this.o.redis, this.o.k);
+        this.version = version;
+        this.rebuild();
+      } while (this.rerun());
+    })().finally(() => {
+      this.refreshing = null;
+    });
+    return this.refreshing;
+  }
+
+  private rerun(): boolean {
+    return this.again;
+  }
+
+  /** The config file changed (a reload): merge again with what is stored. */
+  configChanged(): void {
+    this.rebuild();
+  }
+
+  /** Every live subscription: the config file's, then the stored ones by name. */
+  subscriptions(): readonly SubscriptionConfig[] {
+    return this.merged;
+  }
+
+  /**
+   * Deleted subscriptions still owed closings (also when one of the same name exists again: the
+   * router adds only the routes the live one does not take).
+   */
+  owedClosings(): ReadonlySet<string> {
+    return this.owed;
+  }
+
+  /** Categories of every live subscription. */
+  categories(): string[] {
+    return [...new Set(this.merged.flatMap((s) => s.categories))];
+  }
+
+  private warnOnce(key: string, fields: Record<string, unknown>, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.o.log.warn(fields, message);
+  }
+
+  private rebuild(): void {
+    const config = this.o.config();
+    const now = this.now();
+    const configSubs = new Set(config.subscriptions.map((s) => s.name));
+    const merged: SubscriptionConfig[] = [...config.subscriptions];
+    for (const stored of [...this.snap.subscriptions.values()].sort((a, b) =>
+      a.name.localeCompare(b.name),
+    )) {
+      if (configSubs.has(stored.name)) {
+        this.warnOnce(
+          `sub-clash:${stored.name}`,
+          { event: 'api:shadowed', subscription: stored.name },
+          `stored subscription ${stored.name} is shadowed by the config file's`,
+        );
+        continue;
+      }
+      const parsed = subscriptionSchema.safeParse(stored.spec);
+      if (!parsed.success) {
+        this.warnOnce(
+          `sub-bad:${stored.name}:${stored.updatedAt}`,
+          { event: 'api:unreadable', subscription: stored.name },
+          `stored subscription ${stored.name} no longer validates; skipped`,
+        );
+        continue;
+      }
+      merged.push(parsed.data);
+    }
+    this.merged = merged;
+    this.owed = new Set(
+      [...this.snap.subscriptionTombstones.values()]
+        .filter((t) => t.until > now)
+        .map((t) => t.name),
+    );
+
+    const channels: Record<string, ChannelConfig> = { ...config.channels };
+    const open = (c: Parameters<typeof openChannel>[0], kind: string): void => {
+      if (Object.hasOwn(channels, c.name)) return;
+      try {
+        const parsed = channelConfigSchema.safeParse(openChannel(c, this.o.box));
+        if (parsed.success) channels[c.name] = parsed.data;
+        else
+          this.warnOnce(
+            `chan-bad:${c.name}:${c.updatedAt}`,
+            { event: 'api:unreadable', channel: c.name },
+            `stored ${kind} ${c.name} no longer validates; skipped`,
+          );
+      } catch (caught) {
+        // Never the value: only which channel and why (no key, unknown key, tampered).
+        this.warnOnce(
+          `chan-secret:${c.name}:${c.updatedAt}:${errorCode(caught)}`,
+          {
+            event: 'api:secret_unreadable',
+            channel: c.name,
+            code: errorCode(caught),
+            err: toError(caught).message,
+          },
+          `the secrets of stored ${kind} ${c.name} cannot be opened; it is skipped`,
+        );
+      }
+    };
+    for (const c of [...this.snap.channels.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      if (Object.hasOwn(config.channels, c.name)) {
+        this.warnOnce(
+          `chan-clash:${c.name}`,
+          { event: 'api:shadowed', channel: c.name },
+          `stored channel ${c.name} is shadowed by the config file's`,
+        );
+        continue;
+      }
+      open(c, 'channel');
+    }
+    for (const c of this.snap.channelTombstones.values())
+      if (c.until > now) open(c, 'deleted channel');
+    // Compared by content: secrets stay in memory only as they are in the registry anyway.
+    const text = JSON.stringify(Object.entries(channels).sort(([a], [b]) => a.localeCompare(b)));
+    if (text !== this.channelsText) {
+      const first = this.channelsText === '';
+      this.channelsText = text;
+      if (!first || this.snap !== EMPTY) this.o.onChannels?.(channels);
+    }
+    if (this.snap !== EMPTY) {
+      this.o.log.info(
+        {
+          event: 'api:loaded',
+          version: this.version,
+          subscriptions: merged.length,
+          channels: Object.keys(channels).length,
+          owedClosings: this.owed.size,
+        },
+        'stored subscriptions and channels in force',
+      );
+    }
+  }
+}

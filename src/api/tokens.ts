@@ -1,0 +1,292 @@
+/**
+ * API tokens. The config file's `server.adminToken` is the first admin token; with it an admin
+ * creates team tokens (`POST /api/v1/tokens`), each shown once:
+ *
+ *     swt_<id: 16 hex>_<secret: 43 base64url>
+ *
+ * Only the SHA-256 of a whole token is stored, in `{prefix}:api:tokens` (id → versioned JSON);
+ * a presented token is looked up by its id and compared hash to hash in constant time. Tokens may
+ * expire (`expiresAt`) and be revoked (kept, marked, for the listing, then dropped after a week).
+ * Failed attempts are counted per client address in Redis (shared by replicas): past the limit
+ * within a window, every attempt from that address is refused with 429 until the window ends.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Keys, RedisClient } from '../redis.js';
+import { countCorrupt, decode, encode } from '../redis/stored.js';
+import { AuditLog, type AuditEntry } from './audit.js';
+import { ApiError, invalid } from './errors.js';
+import { nameSchema, STORED_TOKEN, type StoredToken } from './model.js';
+
+/** Who is calling: a token and what it may do. */
+export interface Actor {
+  tokenId: string;
+  /** The token's team; null for the config file's admin token. */
+  team: string | null;
+  admin: boolean;
+  /** The client address (audit, rate limits). */
+  address: string;
+}
+
+export const CONFIG_ADMIN_TOKEN_ID = 'config:adminToken';
+const TOKEN = /^swt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+/** Revoked and expired tokens stay listable this long. */
+const RETENTION_MS = 7 * 24 * 3_600_000;
+
+export const AUTH_FAILURE_LIMIT = 10;
+export const AUTH_FAILURE_WINDOW_MS = 60_000;
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+/** The bearer token of a request, or undefined. */
+export function bearerOf(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
+  return match?.[1];
+}
+
+/** The client's address as the socket sees it (no proxy headers: they are the client's to forge). */
+export function clientAddress(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
+
+/** What the API returns about a token (never its hash). */
+export interface TokenView {
+  id: string;
+  team: string;
+  admin: boolean;
+  createdAt: string;
+  createdBy: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  state: 'active' | 'expired' | 'revoked';
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+export class TokenStore {
+  private readonly key: string;
+  private readonly failKey: (address: string) => string;
+  /** A hash compared against when the id is unknown, so a miss costs what a hit does. */
+  private readonly decoy = sha256(randomBytes(32).toString('hex'));
+
+  constructor(
+    private readonly redis: RedisClient,
+    keys: Keys,
+    private readonly audit: AuditLog,
+    private readonly now: () => number = Date.now,
+    private readonly limits = { failures: AUTH_FAILURE_LIMIT, windowMs: AUTH_FAILURE_WINDOW_MS },
+  ) {
+    this.key = keys.key('api', 'tokens');
+    this.failKey = (address) => keys.key('api', 'auth-failures', address);
+  }
+
+  stateOf(t: StoredToken, at = this.now()): TokenView['state'] {
+    if (t.revokedAt !== null) return 'revoked';
+    if (t.expiresAt !== null && t.expiresAt <= at) return 'expired';
+    return 'active';
+  }
+
+  view(t: StoredToken): TokenView {
+    return {
+      id: t.id,
+      team: t.team,
+      admin: t.admin,
+      createdAt: iso(t.createdAt) ?? '',
+      createdBy: t.createdBy,
+      expiresAt: iso(t.expiresAt),
+      revokedAt: iso(t.revokedAt),
+      state: this.stateOf(t),
+    };
+  }
+
+  /** Milliseconds until `address` may try again; 0 when it may now. */
+  async limitedFor(address: string): Promise<number> {
+    const key = this.failKey(address);
+    const [count, ttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
+    if (count === null || Number(count) < this.limits.failures) return 0;
+    return Math.max(ttl, 1);
+  }
+
+  async recordFailure(address: string): Promise<void> {
+    const key = this.failKey(address);
+    const count = await this.redis.incr(key);
+    if (count === 1) await this.redis.pexpire(key, this.limits.windowMs);
+  }
+
+  /**
+   * The actor a presented token stands for, or null (unknown, wrong, expired or revoked). Every
+   * comparison is between SHA-256 digests with `timingSafeEqual`.
+   */
+  async authenticate(
+    presented: string | undefined,
+    adminToken: string | undefined,
+    address: string,
+  ): Promise<Actor | null> {
+    if (presented === undefined || presented === '') return null;
+    const digest = sha256(presented);
+    if (adminToken !== undefined && adminToken !== '') {
+      if (timingSafeEqual(digest, sha256(adminToken))) {
+        return { tokenId: CONFIG_ADMIN_TOKEN_ID, team: null, admin: true, address };
+      }
+    }
+    const match = TOKEN.exec(presented);
+    const text = match?.[1] === undefined ? null : await this.redis.hget(this.key, match[1]);
+    const stored = text === null ? undefined : decode(STORED_TOKEN, text);
+    if (text !== null && stored === undefined) countCorrupt(STORED_TOKEN.kind);
+    const expected = stored === undefined ? this.decoy : Buffer.from(stored.hash, 'hex');
+    const equal = expected.length === digest.length && timingSafeEqual(digest, expected);
+    if (!equal || stored === undefined || this.stateOf(stored) !== 'active') return null;
+    return { tokenId: stored.id, team: stored.team, admin: stored.admin, address };
+  }
+
+  /** Creates a token; the only time its text exists outside the caller. */
+  async create(
+    actor: Actor,
+    body: unknown,
+  ): Promise<{
+    id: string;
+    team: string;
+    admin: boolean;
+    expiresAt: string | null;
+    token: string;
+  }> {
+    const request = parseTokenRequest(body, this.now());
+    const id = randomBytes(8).toString('hex');
+    const token = `swt_${id}_${randomBytes(32).toString('base64url')}`;
+    const stored: StoredToken = {
+      id,
+      team: request.team,
+      admin: request.admin,
+      hash: sha256(token).toString('hex'),
+      createdAt: this.now(),
+      createdBy: actor.tokenId,
+      expiresAt: request.expiresAt,
+      revokedAt: null,
+    };
+    const m = this.redis.multi().hset(this.key, id, encode(STORED_TOKEN, stored));
+    this.audit.append(
+      m,
+      this.entry(actor, stored, 'create', [
+        { field: 'team', to: stored.team },
+        { field: 'admin', to: stored.admin },
+        { field: 'expiresAt', to: iso(stored.expiresAt) },
+      ]),
+    );
+    await exec(m);
+    return { id, team: stored.team, admin: stored.admin, expiresAt: iso(stored.expiresAt), token };
+  }
+
+  /** Every token (revoked and expired ones for a week), oldest first. */
+  async list(): Promise<TokenView[]> {
+    const all = await this.redis.hgetall(this.key);
+    const now = this.now();
+    const out: StoredToken[] = [];
+    const stale: string[] = [];
+    for (const [id, text] of Object.entries(all)) {
+      const t = decode(STORED_TOKEN, text);
+      if (t === undefined) {
+        countCorrupt(STORED_TOKEN.kind);
+        continue;
+      }
+      const ended =
+        t.revokedAt ?? (t.expiresAt !== null && t.expiresAt <= now ? t.expiresAt : null);
+      if (ended !== null && ended + RETENTION_MS <= now) stale.push(id);
+      else out.push(t);
+    }
+    if (stale.length > 0) await this.redis.hdel(this.key, ...stale);
+    return out
+      .sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+      .map((t) => this.view(t));
+  }
+
+  /** Revokes a token at once (every replica: the next request reads it). 404 for an unknown id. */
+  async revoke(actor: Actor, id: string): Promise<TokenView> {
+    const text = /^[0-9a-f]{16}$/.test(id) ? await this.redis.hget(this.key, id) : null;
+    const stored = text === null ? undefined : decode(STORED_TOKEN, text);
+    if (stored === undefined)
+      throw new ApiError(404, 'not_found', `no token ${JSON.stringify(id)}`);
+    if (stored.revokedAt !== null) return this.view(stored);
+    const next: StoredToken = { ...stored, revokedAt: this.now() };
+    const m = this.redis.multi().hset(this.key, id, encode(STORED_TOKEN, next));
+    this.audit.append(
+      m,
+      this.entry(actor, next, 'revoke', [{ field: 'revokedAt', to: iso(next.revokedAt) }]),
+    );
+    await exec(m);
+    return this.view(next);
+  }
+
+  private entry(
+    actor: Actor,
+    t: StoredToken,
+    action: AuditEntry['action'],
+    diff: AuditEntry['diff'],
+  ): AuditEntry {
+    return {
+      at: this.now(),
+      tokenId: actor.tokenId,
+      actorTeam: actor.team,
+      team: t.team,
+      action,
+      kind: 'token',
+      name: t.id,
+      address: actor.address,
+      diff,
+    };
+  }
+}
+
+async function exec(m: ReturnType<RedisClient['multi']>): Promise<void> {
+  const replies = await m.exec();
+  for (const [err] of replies ?? []) if (err !== null) throw err;
+}
+
+export interface TokenRequest {
+  team: string;
+  admin: boolean;
+  expiresAt: number | null;
+}
+
+/** `{team, admin?, expiresAt?}`; `expiresAt` an ISO 8601 time or Unix ms, in the future. */
+export function parseTokenRequest(body: unknown, now: number): TokenRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid([{ field: '(root)', message: 'expected a JSON object' }]);
+  }
+  const input = body as Record<string, unknown>;
+  const issues: { field: string; message: string }[] = [];
+  for (const key of Object.keys(input)) {
+    if (!['team', 'admin', 'expiresAt'].includes(key))
+      issues.push({ field: key, message: 'unknown key' });
+  }
+  const team = nameSchema.safeParse(input.team);
+  if (!team.success) {
+    issues.push({
+      field: 'team',
+      message:
+        input.team === undefined
+          ? 'required'
+          : 'invalid team name; use letters, digits, "-" and "_"',
+    });
+  }
+  if (input.admin !== undefined && typeof input.admin !== 'boolean')
+    issues.push({ field: 'admin', message: 'expected true or false' });
+  let expiresAt: number | null = null;
+  if (input.expiresAt !== undefined && input.expiresAt !== null) {
+    const raw = input.expiresAt;
+    const ms =
+      typeof raw === 'number' ? raw : typeof raw === 'string' ? Date.parse(raw) : Number.NaN;
+    if (!Number.isFinite(ms))
+      issues.push({
+        field: 'expiresAt',
+        message: 'expected an ISO 8601 time or Unix milliseconds',
+      });
+    else if (ms <= now) issues.push({ field: 'expiresAt', message: 'must be in the future' });
+    else expiresAt = Math.trunc(ms);
+  }
+  if (issues.length > 0 || !team.success) throw invalid(issues);
+  return { team: team.data, admin: input.admin === true, expiresAt };
+}
