@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { StatuswatchError } from './errors.js';
+import { StatuswatchError, toError } from './errors.js';
 import type { Config } from './config/schema.js';
 import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
+import type { RedisClient } from './redis.js';
 import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
-import { Pipeline, type CycleReport, type PollKind } from './pipeline/cycle.js';
+import { Pipeline, POLL_KINDS, type CycleReport, type PollKind } from './pipeline/cycle.js';
 import { VocabularyRecorder } from './pipeline/vocabulary.js';
 import { Handoff } from './pipeline/handoff.js';
 import { Poller } from './scheduler/poller.js';
@@ -25,6 +25,10 @@ import { monthlyFigures } from './noise/monthly.js';
 import { NoiseTicker } from './noise/ticker.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
+import { TeamsApi } from './api/index.js';
+import { HistoryStore, historyHook } from './history/index.js';
+import { createAppConsole } from './console/index.js';
+import type { ChannelConfig } from './config/schema.js';
 
 export class BudgetError extends StatuswatchError {
   constructor(readonly plan: Plan) {
@@ -73,7 +77,7 @@ export function planOf(config: Config): Plan {
  */
 export class App extends EventEmitter<AppEvents> {
   readonly keys: Keys;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly metrics: Metrics;
   readonly client: UpstreamClient;
   readonly pipeline: Pipeline;
@@ -87,6 +91,10 @@ export class App extends EventEmitter<AppEvents> {
   readonly noise: NoiseTicker;
   readonly deliveries: DeliveryQueue;
   readonly deliveryWorker: DeliveryWorker;
+  /** Subscriptions, channels and tokens managed at run time through /api/v1 (src/api). */
+  readonly api: TeamsApi;
+  /** Per-service history for the web console (src/history). */
+  readonly history: HistoryStore;
   private channels: ChannelRegistry;
   private ops: OpsServer | null = null;
   private running = false;
@@ -103,7 +111,7 @@ export class App extends EventEmitter<AppEvents> {
     const now = deps.now ?? Date.now;
     this.metrics = deps.metrics ?? createMetrics();
     this.keys = createKeys(config.redis.prefix);
-    this.redis = createRedis(config.redis.url, { connectionName: 'statuswatch' });
+    this.redis = createRedis(config.redis, { connectionName: 'statuswatch' });
     this.client = createUpstreamClient({
       baseUrl: config.upstream.baseUrl,
       apiKey: config.upstream.apiKey,
@@ -117,6 +125,15 @@ export class App extends EventEmitter<AppEvents> {
       },
     });
     this.handoff = new Handoff(this.redis, this.keys);
+    this.history = new HistoryStore(this.redis, this.keys);
+    const recordHistory = historyHook({
+      store: this.history,
+      subscriptions: () => this.api.runtime.subscriptions(),
+      categories: {
+        load: (s) => this.categories.load(s),
+        has: (s, f) => this.categories.has(s, f),
+      },
+    });
     this.vocabulary = new VocabularyRecorder({
       redis: this.redis,
       keys: this.keys,
@@ -132,6 +149,7 @@ export class App extends EventEmitter<AppEvents> {
       handoff: this.handoff,
       log,
       rules: { ...config.rules, confirmationsPerCycle: plan.confirmationsPerCycle },
+      committed: recordHistory,
       now,
     });
     const intervals: Partial<Record<PollKind, number>> = {
@@ -168,10 +186,36 @@ export class App extends EventEmitter<AppEvents> {
     this.deliveries = new DeliveryQueue(this.redis, this.keys);
     this.noiseStore = new NoiseStore(this.redis, this.keys);
     this.silences = new SilenceStore(this.redis, this.keys, now);
+    this.api = new TeamsApi({
+      redis: this.redis,
+      keys: this.keys,
+      log,
+      now,
+      config: () => ({
+        channels: this.config.channels,
+        subscriptions: this.config.subscriptions,
+        adminToken: this.config.server.adminToken,
+      }),
+      onChannels: (channels) => {
+        this.swapChannels(channels);
+      },
+      budget: (categories) => {
+        const p = planRequests({
+          poll: this.config.poll,
+          hasApiKey:
+            this.config.upstream.apiKey !== undefined && this.config.upstream.apiKey !== '',
+          requestsPerMinute: this.config.upstream.requestsPerMinute,
+          categories: categories.length,
+        });
+        return p.ok ? null : describeOverBudget(p);
+      },
+    });
     this.router = new Router({
       connection: this.redis,
       keys: this.keys,
-      subscriptions: () => this.config.subscriptions,
+      subscriptions: () => this.api.runtime.subscriptions(),
+      refresh: () => this.api.runtime.refresh(),
+      owedClosings: () => this.api.runtime.owedClosings(),
       categories: this.categories,
       deliveries: this.deliveries,
       noise: { store: this.noiseStore, silences: () => this.silences.active() },
@@ -183,7 +227,7 @@ export class App extends EventEmitter<AppEvents> {
       keys: this.keys,
       store: this.noiseStore,
       deliveries: this.deliveries,
-      subscriptions: () => this.config.subscriptions,
+      subscriptions: () => this.api.runtime.subscriptions(),
       silences: () => this.silences.active(),
       premium: () => this.client.hasPremium,
       monthly: monthlyFigures(this.client),
@@ -213,6 +257,12 @@ export class App extends EventEmitter<AppEvents> {
     });
     // One line per Redis state change, not per reconnect attempt; and an `error` listener on
     // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
+    // A Redis that comes back may have come back empty: the shared schedules and the
+    // one-at-a-time settings of routing and the noise tick are set again at once, not at the next
+    // keeper round (30 s later).
+    this.redis.on('reachable', () => {
+      void this.resyncShared();
+    });
     watchRedis(
       log,
       this.redis,
@@ -225,6 +275,22 @@ export class App extends EventEmitter<AppEvents> {
     );
   }
 
+  private async resyncShared(): Promise<void> {
+    const results = await Promise.allSettled([
+      this.router.resync(),
+      this.noise.resync(),
+      this.poller.syncSchedules('keep'),
+    ]);
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        this.deps.log.warn(
+          { event: 'schedule:failed', err: toError(r.reason).message },
+          'could not restore the shared schedules after Redis came back',
+        );
+      }
+    }
+  }
+
   /** What every notifier may use: Redis state under this installation's `{prefix}`. */
   private notifierDeps(): NotifierDeps {
     return { state: { redis: this.redis, key: (...parts) => this.keys.key(...parts) } };
@@ -235,12 +301,20 @@ export class App extends EventEmitter<AppEvents> {
   }
 
   private subscribedCategories(): string[] {
-    return [...new Set(this.config.subscriptions.flatMap((s) => s.categories))];
+    return this.api.runtime.categories();
+  }
+
+  /** Replaces the channel registry (config file + API channels); the old one closes in 30 s. */
+  private swapChannels(channels: Record<string, ChannelConfig>): void {
+    const old = this.channels;
+    this.channels = new ChannelRegistry(channels, this.notifierDeps());
+    setTimeout(() => void old.close(), 30_000).unref();
   }
 
   async start(): Promise<void> {
     const { log } = this.deps;
     await this.redis.ping();
+    await this.api.start();
     await this.router.start();
     await this.noise.start();
     this.deliveryWorker.start();
@@ -261,6 +335,21 @@ export class App extends EventEmitter<AppEvents> {
           serviceState: (feedId) => this.serviceState(feedId),
           vocabulary: () => this.vocabulary.report(),
         },
+        api: this.api.http,
+        console: createAppConsole({
+          redis: this.redis,
+          keys: this.keys,
+          history: this.history,
+          catalog: this.pipeline.catalog,
+          categories: this.categories,
+          deliveries: this.deliveries,
+          silences: this.silences,
+          api: this.api,
+          server: () => this.config.server,
+          pollKinds: () => (this.client.hasPremium ? POLL_KINDS : ['status', 'incidents']),
+          log,
+          now: this.deps.now ?? Date.now,
+        }),
       });
       this.port = await this.ops.start();
     }
@@ -279,14 +368,26 @@ export class App extends EventEmitter<AppEvents> {
     );
   }
 
+  /** The last readiness answered (null before the first probe). */
+  private wasReady: boolean | null = null;
+
   /**
    * Ready when Redis answers a PING within a second (never queued: not ready at once while the
    * connection is down, one PING at a time while Redis stalls), workers run and config is loaded.
+   * A change is logged once (`readiness:changed`): a paused or stalled Redis raises no connection
+   * error, so this line is the only one it leaves.
    */
   async readiness(): Promise<Readiness> {
     const redis = await answersWithin(this.redis, READINESS_TIMEOUT_MS);
     const checks = { redis, workers: this.running, config: true };
-    return { ready: Object.values(checks).every(Boolean), checks };
+    const ready = Object.values(checks).every(Boolean);
+    if (this.wasReady !== null && ready !== this.wasReady) {
+      const fields = { event: 'readiness:changed', ready, checks };
+      if (ready) this.deps.log.info(fields, 'ready again');
+      else this.deps.log.warn(fields, 'not ready');
+    }
+    this.wasReady = ready;
+    return { ready, checks };
   }
 
   /** Every queue of the installation, by role (the table in src/queues.ts). */
@@ -333,14 +434,14 @@ export class App extends EventEmitter<AppEvents> {
     const restartNeeded = (['upstream', 'redis', 'poll', 'server'] as const).filter(
       (section) => JSON.stringify(next[section]) !== JSON.stringify(this.config[section]),
     );
-    const old = this.channels;
     this.config = {
       ...this.config,
       channels: next.channels,
       subscriptions: next.subscriptions,
       rules: this.config.rules,
     };
-    this.channels = new ChannelRegistry(next.channels, this.notifierDeps());
+    // Merged again with the API's channels and subscriptions (swaps the channel registry).
+    this.api.runtime.configChanged();
     this.metrics.configReloads.inc({ outcome: 'ok' });
     log.info(
       {
@@ -356,7 +457,6 @@ export class App extends EventEmitter<AppEvents> {
         `changes to ${restartNeeded.join(', ')} take effect after a restart`,
       );
     }
-    setTimeout(() => void old.close(), 30_000).unref();
   }
 
   /** Drains: stop taking jobs, let in-flight ones finish (BullMQ hands back the rest), close everything. */
@@ -370,7 +470,12 @@ export class App extends EventEmitter<AppEvents> {
       this.noise.stop(),
       this.deliveryWorker.stop(),
     ]);
-    await Promise.allSettled([this.handoff.close(), this.deliveries.close(), this.ops?.stop()]);
+    await Promise.allSettled([
+      this.handoff.close(),
+      this.deliveries.close(),
+      this.ops?.stop(),
+      this.api.stop(),
+    ]);
     await this.channels.close();
     await this.client.close();
     await this.redis.quit().catch(() => undefined);

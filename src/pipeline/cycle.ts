@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { SnapshotStore, type Snapshot } from '../snapshot/store.js';
 import {
   diffIncidents,
@@ -19,7 +18,14 @@ import {
   type UpstreamEntry,
 } from '../diff/index.js';
 import { UpstreamError, type UpstreamClient } from '../upstream/index.js';
-import type { Incident, RateLimitInfo } from '../upstream/model.js';
+import type {
+  Incident,
+  IncidentList,
+  RateLimitInfo,
+  ScoreReport,
+  SlaReport,
+  StatusSnapshot,
+} from '../upstream/model.js';
 import type { WordCounts } from '../upstream/vocabulary.js';
 import { CatalogStore } from './catalog.js';
 import type { Handoff } from './handoff.js';
@@ -58,13 +64,18 @@ function rotationOrder(feedId: string, round: string): string {
 
 export interface PipelineDeps {
   client: UpstreamClient;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   handoff: Handoff;
   log: Logger;
   rules: PipelineRules;
   /** Sees the words of every status, incidents and SLA response (vocabulary drift). */
   vocabulary?: { record(words: WordCounts | undefined): void };
+  /**
+   * Called after a cycle's snapshot commit succeeded (the service history, src/history); a
+   * failure is logged and never fails the cycle.
+   */
+  committed?: (cycle: CommittedCycle) => Promise<void>;
   now?: () => number;
 }
 
@@ -80,9 +91,22 @@ export interface CycleReport {
   durationMs: number;
 }
 
+/** A cycle whose snapshot commit succeeded: what `PipelineDeps.committed` sees. */
+export interface CommittedCycle {
+  kind: PollKind;
+  transitions: readonly Transition[];
+  /** The entries that changed, by feedId (`StatusEntry`, `IncidentsEntry`, `SlaEntry`, `ScoreEntry`). */
+  changed: ReadonlyMap<string, unknown>;
+  /** The normalized response. */
+  data: StatusSnapshot | IncidentList | SlaReport | ScoreReport;
+  rateLimit: RateLimitInfo;
+  now: number;
+}
+
 /** What one kind's poll produced, before the hand-off and the commit. */
 interface Fetched<E> {
   transitions: Transition[];
+  data: CommittedCycle['data'];
   changed: Map<string, E>;
   skipped: number;
   rateLimit: RateLimitInfo;
@@ -197,6 +221,17 @@ export class Pipeline {
         `another writer committed ${kind} first`,
       );
     }
+    if (commit.ok && this.deps.committed !== undefined) {
+      const { changed, data, rateLimit } = fetched;
+      await this.deps
+        .committed({ kind, transitions, changed, data, rateLimit, now })
+        .catch((err: unknown) => {
+          this.deps.log.warn(
+            { event: 'history:failed', kind, err: toError(err).message },
+            'could not record the service history',
+          );
+        });
+    }
     const durationMs = performance.now() - started;
     this.deps.log.debug(
       {
@@ -305,6 +340,7 @@ export class Pipeline {
       rateLimit: res.rateLimit,
       ageSeconds: res.data.ageSeconds,
       variant: res.data.variant,
+      data: res.data,
     };
   }
 
@@ -352,6 +388,7 @@ export class Pipeline {
       rateLimit,
       ageSeconds: null,
       variant: list.variant,
+      data: list,
     };
   }
 
@@ -399,6 +436,7 @@ export class Pipeline {
       rateLimit: res.rateLimit,
       ageSeconds: null,
       variant: undefined,
+      data: res.data,
     };
   }
 
@@ -420,6 +458,7 @@ export class Pipeline {
       rateLimit: res.rateLimit,
       ageSeconds: null,
       variant: undefined,
+      data: res.data,
     };
   }
 

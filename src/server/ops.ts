@@ -35,6 +35,13 @@ export interface OpsServerOptions {
   readiness: () => Promise<Readiness>;
   adminToken: () => string | undefined;
   admin: AdminApi;
+  /** The teams API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*. */
+  api?: {
+    handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+    adminAccess(req: IncomingMessage): Promise<'ok' | 'unauthorized' | 'forbidden' | 'limited'>;
+  };
+  /** The web console at `/` and `/feeds/` (src/console); answers false for paths not its own. */
+  console?: { handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> };
   log: Logger;
 }
 
@@ -123,6 +130,10 @@ export class OpsServer {
       return;
     }
     if (path.startsWith('/admin/')) return this.admin(req, res, path);
+    if (this.options.api !== undefined && (path === '/api/v1' || path.startsWith('/api/v1/')))
+      return this.options.api.handle(req, res, url);
+    if (this.options.console !== undefined && (await this.options.console.handle(req, res, url)))
+      return;
     send(res, 404, { error: `no such path: ${path}` });
   }
 
@@ -132,7 +143,21 @@ export class OpsServer {
       send(res, 404, { error: 'admin API disabled (no server.adminToken)' });
       return;
     }
-    if (!bearerMatches(req.headers.authorization, token)) {
+    const access =
+      this.options.api === undefined
+        ? bearerMatches(req.headers.authorization, token)
+          ? 'ok'
+          : 'unauthorized'
+        : await this.options.api.adminAccess(req);
+    if (access === 'limited') {
+      send(res, 429, { error: 'too many failed attempts from this address; try again later' });
+      return;
+    }
+    if (access === 'forbidden') {
+      send(res, 403, { error: 'team tokens cannot use the admin API' });
+      return;
+    }
+    if (access !== 'ok') {
       res.setHeader('www-authenticate', 'Bearer');
       send(res, 401, { error: 'missing or wrong bearer token' });
       return;

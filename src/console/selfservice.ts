@@ -1,0 +1,63 @@
+/**
+ * The seam to the subscriptions and channels API (#13, src/api): what the console's
+ * Subscriptions, Channels and Audit pages need, per viewer. `teams-api.ts` implements it with
+ * the API's stores; the console works without it (those pages then say so).
+ */
+import type { EventKind } from '../config/events.js';
+import type { Viewer } from './auth.js';
+
+/** A refused change: `status` is the HTTP status to answer, `issues` name the fields. */
+export class ConsoleError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly issues: readonly { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export type ObjectView = Record<string, unknown> & {
+  name: string;
+  team: string | null;
+  source: 'config' | 'api';
+};
+
+export interface AuditRow {
+  id?: string | undefined;
+  at: number;
+  tokenId: string;
+  actorTeam: string | null;
+  team: string;
+  action: string;
+  kind: string;
+  name: string;
+  address: string;
+  diff: { field: string; from?: unknown; to?: unknown }[];
+}
+
+export interface SelfService {
+  listSubscriptions(viewer: Viewer): Promise<ObjectView[]>;
+  /** Creates (`create`) or replaces (`put`, keeping the name) a subscription. */
+  putSubscription(
+    viewer: Viewer,
+    body: Record<string, unknown>,
+    mode: 'create' | 'put',
+  ): Promise<void>;
+  deleteSubscription(viewer: Viewer, name: string): Promise<void>;
+  listChannels(viewer: Viewer): Promise<ObjectView[]>;
+  putChannel(viewer: Viewer, body: Record<string, unknown>, mode: 'create' | 'put'): Promise<void>;
+  deleteChannel(viewer: Viewer, name: string): Promise<void>;
+  /** What the channel would receive for a sample transition of `event`. */
+  previewChannel(viewer: Viewer, name: string, event: EventKind): Promise<string>;
+  /** Sends a test notification through the channel. */
+  testChannel(viewer: Viewer, name: string): Promise<{ ok: boolean; message: string }>;
+  searchServices(
+    query: string,
+    limit: number,
+  ): Promise<{ services: { feedId: string; name: string }[]; total: number }>;
+  /** The audit log the viewer may read, newest first. */
+  audit(viewer: Viewer, o: { limit: number; before?: string | undefined }): Promise<AuditRow[]>;
+  /** The channel types one may create (for the form). */
+  channelTypes(): readonly string[];
+}

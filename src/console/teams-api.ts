@@ -1,0 +1,179 @@
+/**
+ * The console's seams implemented with the teams API of #13 (src/api): tokens (the config file's
+ * admin token and team tokens) authenticate viewers, the API's stores list and change
+ * subscriptions and channels with the API's own validation, ownership rules and audit entries.
+ * A viewer is the token's actor: admins (`team: null`) see everything, a team its own objects.
+ */
+import type { SubscriptionConfig } from '../config/schema.js';
+import { redactText } from '../config/secret-text.js';
+import { CHANNEL_TYPES, channelSecrets } from '../notify/kinds.js';
+import { renderForChannel } from '../commands/render.js';
+import { notifyTest } from '../commands/notify-test.js';
+import type { TeamsApi } from '../api/index.js';
+import { ApiError } from '../api/errors.js';
+import { SecretKeyError } from '../api/crypto.js';
+import { subscriptionSchema } from '../api/model.js';
+import { ServiceSearch } from '../api/services.js';
+import { CONFIG_ADMIN_TOKEN_ID, type Actor } from '../api/tokens.js';
+import type { Keys, RedisClient } from '../redis.js';
+import type { ConsoleAuth, Viewer } from './auth.js';
+import { ConsoleError, type ObjectView, type SelfService } from './selfservice.js';
+
+export function viewerOf(actor: Actor): Viewer {
+  if (actor.tokenId === CONFIG_ADMIN_TOKEN_ID)
+    return { id: actor.tokenId, team: null, label: 'admin' };
+  return {
+    id: actor.tokenId,
+    team: actor.admin ? null : actor.team,
+    label: `${actor.team ?? 'admin'} (token ${actor.tokenId.slice(0, 6)})`,
+  };
+}
+
+export function actorOf(viewer: Viewer, address = 'console'): Actor {
+  return { tokenId: viewer.id, team: viewer.team, admin: viewer.team === null, address };
+}
+
+/** Authentication by the API's tokens (with its per-address failure limit). */
+export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): ConsoleAuth {
+  return {
+    async authenticate(token, address) {
+      const actor = await api.tokens.authenticate(token, adminToken(), address);
+      return actor === null ? null : viewerOf(actor);
+    },
+    async stillValid(viewer) {
+      if (viewer.id === CONFIG_ADMIN_TOKEN_ID) {
+        const t = adminToken();
+        return t !== undefined && t !== '';
+      }
+      const token = (await api.tokens.list()).find((t) => t.id === viewer.id);
+      return token?.state === 'active';
+    },
+    limitedFor: (address) => api.tokens.limitedFor(address),
+    recordFailure: (address) => api.tokens.recordFailure(address),
+  };
+}
+
+/** The live subscriptions a viewer may see: admins all, a team its own stored ones. */
+export function teamsSubscriptions(
+  api: TeamsApi,
+): (viewer: Viewer) => Promise<readonly SubscriptionConfig[]> {
+  return async (viewer) => {
+    const live = api.runtime.subscriptions();
+    if (viewer.team === null) return live;
+    const views = await api.store.listSubscriptions(actorOf(viewer));
+    const byName = new Map(live.map((s) => [s.name, s]));
+    const out: SubscriptionConfig[] = [];
+    for (const v of views) {
+      const known = byName.get(v.name);
+      if (known !== undefined) {
+        out.push(known);
+        continue;
+      }
+      // Stored a moment ago, not merged into the runtime yet: parse it the same way.
+      const { team: _team, source: _source, ...spec } = v;
+      const parsed = subscriptionSchema.safeParse(spec);
+      if (parsed.success) out.push(parsed.data);
+    }
+    return out;
+  };
+}
+
+function consoleError(err: unknown): unknown {
+  if (err instanceof ApiError)
+    return new ConsoleError(
+      err.status,
+      err.message,
+      err.issues.length > 0
+        ? err.issues
+        : err.field === null
+          ? []
+          : [{ field: err.field, message: err.message.replace(/^[^:]*: /, '') }],
+    );
+  if (err instanceof SecretKeyError)
+    return new ConsoleError(503, `stored secrets cannot be opened: ${err.message}`);
+  return err;
+}
+
+async function mapped<T>(task: () => Promise<T>): Promise<T> {
+  try {
+    return await task();
+  } catch (err) {
+    throw consoleError(err);
+  }
+}
+
+export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys): SelfService {
+  const search = new ServiceSearch(redis, keys);
+  const withTeam = (viewer: Viewer, body: Record<string, unknown>): Record<string, unknown> => {
+    // An admin names the owning team in the body (the API requires it); a team's is implied.
+    if (viewer.team === null) return body;
+    return { ...body, team: viewer.team };
+  };
+  return {
+    listSubscriptions: (viewer) =>
+      mapped(async () => (await api.store.listSubscriptions(actorOf(viewer))) as ObjectView[]),
+    putSubscription: (viewer, body, mode) =>
+      mapped(async () => {
+        await api.store.putSubscription(
+          actorOf(viewer),
+          withTeam(viewer, body),
+          mode,
+          mode === 'put' ? String(body.name) : undefined,
+        );
+      }),
+    deleteSubscription: (viewer, name) =>
+      mapped(async () => {
+        await api.store.deleteSubscription(actorOf(viewer), name);
+      }),
+    listChannels: (viewer) =>
+      mapped(async () => (await api.store.listChannels(actorOf(viewer))) as ObjectView[]),
+    putChannel: (viewer, body, mode) =>
+      mapped(async () => {
+        await api.store.putChannel(
+          actorOf(viewer),
+          withTeam(viewer, body),
+          mode,
+          mode === 'put' ? String(body.name) : undefined,
+        );
+      }),
+    deleteChannel: (viewer, name) =>
+      mapped(async () => {
+        await api.store.deleteChannel(actorOf(viewer), name);
+      }),
+    previewChannel: (viewer, name, event) =>
+      mapped(async () => {
+        const { config } = await api.store.resolveChannel(actorOf(viewer), name);
+        return redactText(
+          renderForChannel(event, name, config, Date.now()),
+          channelSecrets(config),
+        );
+      }),
+    testChannel: (viewer, name) =>
+      mapped(async () => {
+        const { config, source } = await api.store.resolveChannel(actorOf(viewer), name);
+        if (source === 'config' && viewer.team !== null)
+          throw new ConsoleError(
+            403,
+            "a team can test its own team's channels only; config-file channels are tested by an admin",
+          );
+        const result = await notifyTest(name, config);
+        return { ok: result.ok, message: redactText(result.text, channelSecrets(config)).trim() };
+      }),
+    searchServices: async (query, limit) => {
+      const found = await search.search(query, limit);
+      return {
+        services: found.services.map((s) => ({ feedId: s.feedId, name: s.name })),
+        total: found.total,
+      };
+    },
+    audit: (viewer, o) =>
+      mapped(async () =>
+        api.store.audit.read({
+          limit: o.limit,
+          ...(o.before === undefined || !/^\d+-\d+$/.test(o.before) ? {} : { before: o.before }),
+          visible: (e) => viewer.team === null || e.team === viewer.team,
+        }),
+      ),
+    channelTypes: () => CHANNEL_TYPES,
+  };
+}

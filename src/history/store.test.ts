@@ -1,0 +1,196 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { testRedis, type TestRedis } from '../../test/helpers/redis.js';
+import type { CommittedCycle } from '../pipeline/cycle.js';
+import type { StatusEntry } from '../diff/state.js';
+import type { Transition } from '../diff/transition.js';
+import type { ScoreReport, SlaReport, StatusSnapshot } from '../upstream/model.js';
+import { HistoryStore } from './store.js';
+import { watchedBy } from './index.js';
+import { DAY_MS, HOUR_MS } from './series.js';
+
+const T0 = Date.UTC(2026, 10, 2, 12, 0, 0);
+const RATE = { limit: 120, remaining: 100, reset: null };
+const NO_DATA = {
+  variant: 'A',
+  total: 0,
+  generated: null,
+  ageSeconds: null,
+  includes: null,
+  services: [],
+} as StatusSnapshot;
+
+function status(feedId: string, s: StatusEntry['status']): [string, StatusEntry] {
+  return [
+    feedId,
+    {
+      variant: 'A',
+      status: s,
+      raw: s,
+      sourceKind: 'official',
+      evidence: 'fresh',
+      seq: 1,
+      pending: null,
+    },
+  ];
+}
+
+function cycle(
+  kind: CommittedCycle['kind'],
+  now: number,
+  o: Partial<CommittedCycle> = {},
+): CommittedCycle {
+  return { kind, transitions: [], changed: new Map(), data: NO_DATA, rateLimit: RATE, now, ...o };
+}
+
+function sla(now: number, rows: [string, number][]): CommittedCycle {
+  const data: SlaReport = {
+    summary: { servicesTracked: null, complianceRate: null, servicesBreachingSla: null },
+    services: rows.map(([feedId, margin]) => ({
+      feedId,
+      name: feedId,
+      slaTarget: 99.9,
+      uptime30d: 99.9 + margin,
+      status: margin < 0 ? 'breached' : 'met',
+      statusRaw: 'met',
+      margin,
+    })),
+  };
+  return cycle('sla', now, { data });
+}
+
+function scores(now: number, rows: [string, number][]): CommittedCycle {
+  const data: ScoreReport = {
+    summary: { servicesScored: null, avgScore: null, topService: null },
+    scores: rows.map(([feedId, score]) => ({
+      feedId,
+      name: feedId,
+      score,
+      grade: 'A',
+      tier: null,
+      components: { uptime: null, incidents: null, resolution: null, sla: null },
+    })),
+  };
+  return cycle('scores', now, { data });
+}
+
+function opened(feedId: string, at: number, id = 'i1'): Transition {
+  return {
+    id: `t-${feedId}-${id}-${String(at)}`,
+    kind: 'incident.opened',
+    feedId,
+    subject: `incident:${id}`,
+    service: { feedId, name: feedId, canonicalUrl: null, officialStatusUrl: null },
+    previous: null,
+    current: { status: 'investigating', updateCount: 1 },
+    incident: {
+      id,
+      title: '<b>down</b>',
+      status: 'investigating',
+      started: at / 1000,
+      updateCount: 1,
+      latestUpdate: null,
+    },
+    observedAt: at,
+  };
+}
+
+let tr: TestRedis;
+let store: HistoryStore;
+const watched = (f: string): boolean => f !== 'ignored';
+
+beforeEach(async () => {
+  tr = await testRedis('hist');
+  store = new HistoryStore(tr.redis, tr.keys);
+});
+afterEach(async () => {
+  await tr.cleanup();
+});
+
+describe('service history', () => {
+  it('records confirmed status changes once, for watched services only', async () => {
+    await store.record(
+      cycle('status', T0, {
+        changed: new Map([status('a', 'operational'), status('ignored', 'degraded')]),
+      }),
+      watched,
+    );
+    await store.record(
+      cycle('status', T0 + 60_000, { changed: new Map([status('a', 'operational')]) }),
+      watched,
+    );
+    await store.record(
+      cycle('status', T0 + 120_000, { changed: new Map([status('a', 'major_outage')]) }),
+      watched,
+    );
+    expect(await store.statusChanges('a', 0)).toEqual([
+      { at: T0, status: 'operational' },
+      { at: T0 + 120_000, status: 'major_outage' },
+    ]);
+    expect(await store.statusChanges('ignored', 0)).toEqual([]);
+    expect(await store.statusBefore('a', T0 + 60_000)).toBe('operational');
+    expect((await store.upstream()).get('status')).toEqual({
+      lastOk: T0 + 120_000,
+      limit: 120,
+      remaining: 100,
+      reset: null,
+    });
+  });
+
+  it('keeps the last SLA and score sample per hour and per day, bounded in time', async () => {
+    await store.record(
+      sla(T0, [
+        ['a', 0.5],
+        ['ignored', 1],
+      ]),
+      watched,
+    );
+    await store.record(sla(T0 + 10 * 60_000, [['a', 0.4]]), watched); // same hour: replaces
+    await store.record(sla(T0 + HOUR_MS, [['a', 0.3]]), watched);
+    expect(await store.samples('a', 'sla', T0 - DAY_MS)).toEqual([
+      [T0, 0.4],
+      [T0 + HOUR_MS, 0.3],
+    ]);
+    const daily = await tr.redis.zrange(tr.keys.key('hist', 'sla', 'd', 'a'), '0', '-1');
+    expect(daily).toEqual([`${String(T0 - 12 * HOUR_MS)}:0.3`]);
+    expect(await store.samples('ignored', 'sla', 0)).toEqual([]);
+    const latest = await store.latest(['a', 'ignored']);
+    expect(latest.sla.get('a')).toMatchObject({ margin: 0.3, target: 99.9 });
+    expect(latest.sla.has('ignored')).toBe(false);
+
+    // 40 days later: the hourly samples (30 days) are gone from Redis, the daily one stays.
+    await store.record(scores(T0, [['a', 90]]), watched);
+    const later = T0 + 40 * DAY_MS;
+    await store.record(sla(later, [['a', -0.1]]), watched);
+    expect(await tr.redis.zcard(tr.keys.key('hist', 'sla', 'h', 'a'))).toBe(1);
+    expect(await store.samples('a', 'sla', T0 - DAY_MS)).toEqual([
+      [T0 - 12 * HOUR_MS, 0.3],
+      [later, -0.1],
+    ]);
+    expect((await store.samplesOf(['a'], 'score', T0 - DAY_MS)).get('a')).toEqual([[T0, 90]]);
+  });
+
+  it('keeps at most 500 transitions per service, newest first', async () => {
+    const list = Array.from({ length: 520 }, (_, i) => opened('a', T0 + i * 1000, `i${String(i)}`));
+    await store.record(
+      cycle('incidents', T0 + 600_000, { transitions: [...list, opened('ignored', T0)] }),
+      watched,
+    );
+    const events = await store.events('a', 0);
+    expect(events).toHaveLength(500);
+    expect(events[0]?.incident?.id).toBe('i519');
+    expect(events[0]?.incident?.title).toBe('<b>down</b>');
+    expect(await store.events('ignored', 0)).toEqual([]);
+  });
+
+  it('watchedBy: feedIds, "*" and categories', async () => {
+    const categories = {
+      load: () => Promise.resolve(),
+      has: (slug: string, f: string) => slug === 'payments' && f === 'adyen',
+    };
+    const w = await watchedBy([{ services: ['stripe'], categories: ['payments'] }], categories);
+    expect(['stripe', 'adyen', 'github'].map(w)).toEqual([true, true, false]);
+    expect((await watchedBy([{ services: ['*'], categories: [] }], categories))('anything')).toBe(
+      true,
+    );
+  });
+});

@@ -1,0 +1,334 @@
+/**
+ * The history of each watched service, kept compactly in Redis so the console's charts and
+ * timelines come from stored data, never from re-polling the upstream. Written once per committed
+ * poll cycle (the replica that ran the cycle; `Pipeline`'s `committed` hook), only for services a
+ * subscription watches; every key is bounded in time and size:
+ *
+ * | key | type | contents |
+ * |---|---|---|
+ * | `hist:status:<feedId>` | sorted set | `<ms>:<status>` per confirmed status change, 90 days, at most 500 |
+ * | `hist:status-last` | hash | feedId → the last status recorded (a change is a different one) |
+ * | `hist:sla:h:<feedId>`, `hist:sla:d:<feedId>` | sorted set | SLA margin (pp), the last sample of each hour (30 days) and day (90 days) |
+ * | `hist:score:h:<feedId>`, `hist:score:d:<feedId>` | sorted set | score, the same resolutions |
+ * | `hist:latest:sla`, `hist:latest:score` | hash | feedId → the latest record (margin, target, uptime; score, grade) |
+ * | `hist:events:<feedId>` | sorted set | every transition of the service (by `observedAt`), 90 days, at most 500 |
+ * | `hist:upstream` | hash | poll kind → the last successful cycle (time, rate-limit headers) |
+ *
+ * Sample members are `<bucket start ms>:<value>` scored by the bucket start, so a later sample in
+ * the same bucket replaces the earlier one (ZREMRANGEBYSCORE of the bucket, then ZADD). Every
+ * per-service key also expires a day after its retention, so the keys of a service that is no
+ * longer watched (and so no longer written) go by themselves.
+ */
+import { z } from 'zod';
+import type { Keys, RedisClient } from '../redis.js';
+import { countCorrupt, decode, encode, zodShape } from '../redis/stored.js';
+import { transitionSchema, type Transition } from '../diff/transition.js';
+import type { StatusEntry } from '../diff/state.js';
+import type { CommittedCycle, PollKind } from '../pipeline/cycle.js';
+import type { ScoreReport, SlaReport } from '../upstream/model.js';
+import {
+  DAY_MS,
+  EVENT_RETENTION_MS,
+  MAX_EVENTS_PER_SERVICE,
+  MAX_STATUS_CHANGES_PER_SERVICE,
+  RESOLUTIONS,
+  bucketStart,
+  mergeResolutions,
+  parseSample,
+  parseStatus,
+  sampleMember,
+  statusMember,
+} from './series.js';
+
+export type Series = 'sla' | 'score';
+
+export interface LatestSla {
+  margin: number;
+  target: number;
+  uptime30d: number;
+  status: string;
+  at: number;
+}
+
+export interface LatestScore {
+  score: number;
+  grade: string | null;
+  at: number;
+}
+
+export interface UpstreamPoll {
+  /** Unix ms of the last successful (committed) cycle. */
+  lastOk: number;
+  limit: number | null;
+  remaining: number | null;
+  /** Unix seconds of the rate-limit window's reset. */
+  reset: number | null;
+}
+
+const LATEST_SLA = zodShape<LatestSla>(
+  'hist:latest:sla',
+  z.object({
+    margin: z.number(),
+    target: z.number(),
+    uptime30d: z.number(),
+    status: z.string(),
+    at: z.number(),
+  }),
+);
+const LATEST_SCORE = zodShape<LatestScore>(
+  'hist:latest:score',
+  z.object({ score: z.number(), grade: z.string().nullable(), at: z.number() }),
+);
+const UPSTREAM_POLL = zodShape<UpstreamPoll>(
+  'hist:upstream',
+  z.object({
+    lastOk: z.number(),
+    limit: z.number().nullable(),
+    remaining: z.number().nullable(),
+    reset: z.number().nullable(),
+  }),
+);
+const EVENT = zodShape<Transition>('hist:event', transitionSchema);
+
+function replies(results: [Error | null, unknown][] | null): unknown[] {
+  return (results ?? []).map(([err, value]) => {
+    if (err !== null) throw err;
+    return value;
+  });
+}
+
+export class HistoryStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  private k(...parts: string[]): string {
+    return this.keys.key('hist', ...parts);
+  }
+
+  /**
+   * Records one committed cycle: status changes, SLA and score samples and transitions of the
+   * services `watched` accepts (upstream transitions always), and the kind's last success. One
+   * read (the last statuses, status cycles only) and one pipelined write.
+   */
+  async record(cycle: CommittedCycle, watched: (feedId: string) => boolean): Promise<void> {
+    const { now } = cycle;
+    const p = this.redis.pipeline();
+    p.hset(
+      this.k('upstream'),
+      cycle.kind,
+      encode(UPSTREAM_POLL, {
+        lastOk: now,
+        limit: cycle.rateLimit.limit,
+        remaining: cycle.rateLimit.remaining,
+        reset: cycle.rateLimit.reset,
+      }),
+    );
+    switch (cycle.kind) {
+      case 'status':
+        await this.recordStatus(p, cycle.changed as ReadonlyMap<string, StatusEntry>, watched, now);
+        break;
+      case 'sla':
+        for (const r of (cycle.data as SlaReport).services) {
+          if (!watched(r.feedId)) continue;
+          this.sample(p, 'sla', r.feedId, r.margin, now);
+          p.hset(
+            this.k('latest', 'sla'),
+            r.feedId,
+            encode(LATEST_SLA, {
+              margin: r.margin,
+              target: r.slaTarget,
+              uptime30d: r.uptime30d,
+              status: r.status,
+              at: now,
+            }),
+          );
+        }
+        break;
+      case 'scores':
+        for (const r of (cycle.data as ScoreReport).scores) {
+          if (!watched(r.feedId)) continue;
+          this.sample(p, 'score', r.feedId, r.score, now);
+          p.hset(
+            this.k('latest', 'score'),
+            r.feedId,
+            encode(LATEST_SCORE, { score: r.score, grade: r.grade, at: now }),
+          );
+        }
+        break;
+      case 'incidents':
+        break;
+    }
+    const byFeed = new Map<string, Transition[]>();
+    for (const t of cycle.transitions) {
+      if (t.feedId !== 'upstream' && !watched(t.feedId)) continue;
+      byFeed.set(t.feedId, [...(byFeed.get(t.feedId) ?? []), t]);
+    }
+    for (const [feedId, list] of byFeed) {
+      const key = this.k('events', feedId);
+      p.zadd(key, ...list.flatMap((t) => [String(t.observedAt), encode(EVENT, t)]));
+      this.bound(p, key, now - EVENT_RETENTION_MS, MAX_EVENTS_PER_SERVICE);
+    }
+    replies(await p.exec());
+  }
+
+  private async recordStatus(
+    p: ReturnType<RedisClient['pipeline']>,
+    changed: ReadonlyMap<string, StatusEntry>,
+    watched: (feedId: string) => boolean,
+    now: number,
+  ): Promise<void> {
+    const feeds = [...changed.keys()].filter(watched);
+    if (feeds.length === 0) return;
+    const last = await this.redis.hmget(this.k('status-last'), ...feeds);
+    const set: string[] = [];
+    feeds.forEach((feedId, i) => {
+      const status = changed.get(feedId)?.status;
+      if (status === undefined || last[i] === status) return;
+      const key = this.k('status', feedId);
+      p.zadd(key, String(now), statusMember(now, status));
+      this.bound(p, key, now - EVENT_RETENTION_MS, MAX_STATUS_CHANGES_PER_SERVICE);
+      set.push(feedId, status);
+    });
+    if (set.length > 0) p.hset(this.k('status-last'), ...set);
+  }
+
+  private sample(
+    p: ReturnType<RedisClient['pipeline']>,
+    series: Series,
+    feedId: string,
+    value: number,
+    now: number,
+  ): void {
+    for (const r of RESOLUTIONS) {
+      const key = this.k(series, r.name, feedId);
+      const at = bucketStart(now, r.bucketMs);
+      p.zremrangebyscore(key, at, at);
+      p.zadd(key, String(at), sampleMember(at, value));
+      p.zremrangebyscore(key, '-inf', `(${String(now - r.retentionMs)}`);
+      // A service no longer watched is no longer written: its keys go by themselves.
+      p.pexpire(key, r.retentionMs + DAY_MS);
+    }
+  }
+
+  private bound(
+    p: ReturnType<RedisClient['pipeline']>,
+    key: string,
+    oldest: number,
+    max: number,
+  ): void {
+    p.zremrangebyscore(key, '-inf', `(${String(oldest)}`);
+    p.zremrangebyrank(key, 0, -(max + 1));
+    p.pexpire(key, EVENT_RETENTION_MS + DAY_MS);
+  }
+
+  /** A series over [from, now]: hourly samples, daily ones before them. */
+  async samples(feedId: string, series: Series, from: number): Promise<[number, number][]> {
+    return (await this.samplesOf([feedId], series, from)).get(feedId) ?? [];
+  }
+
+  /** The same for many services in one round trip. */
+  async samplesOf(
+    feedIds: readonly string[],
+    series: Series,
+    from: number,
+  ): Promise<Map<string, [number, number][]>> {
+    const out = new Map<string, [number, number][]>();
+    if (feedIds.length === 0) return out;
+    const p = this.redis.pipeline();
+    for (const feedId of feedIds) {
+      p.zrangebyscore(this.k(series, 'h', feedId), String(from), '+inf');
+      p.zrangebyscore(this.k(series, 'd', feedId), String(from - DAY_MS), '+inf');
+    }
+    const values = replies(await p.exec());
+    const parse = (v: unknown): [number, number][] =>
+      (Array.isArray(v) ? (v as string[]) : [])
+        .map(parseSample)
+        .filter((s): s is [number, number] => s !== null && s[0] >= from - DAY_MS);
+    feedIds.forEach((feedId, i) => {
+      out.set(
+        feedId,
+        mergeResolutions(parse(values[2 * i]), parse(values[2 * i + 1])).filter(
+          ([at]) => at >= from - DAY_MS,
+        ),
+      );
+    });
+    return out;
+  }
+
+  /** Confirmed status changes since `from`, oldest first. */
+  async statusChanges(feedId: string, from: number): Promise<{ at: number; status: string }[]> {
+    const members = await this.redis.zrangebyscore(this.k('status', feedId), String(from), '+inf');
+    return members.map(parseStatus).filter((s): s is { at: number; status: string } => s !== null);
+  }
+
+  /** The last recorded status before `at` (what held at the start of a chart), or null. */
+  async statusBefore(feedId: string, at: number): Promise<string | null> {
+    const members = await this.redis.zrevrangebyscore(
+      this.k('status', feedId),
+      `(${String(at)}`,
+      '-inf',
+      'LIMIT',
+      0,
+      1,
+    );
+    const first = members[0];
+    return first === undefined ? null : (parseStatus(first)?.status ?? null);
+  }
+
+  /** The service's transitions since `from`, newest first, at most `limit`. */
+  async events(
+    feedId: string,
+    from: number,
+    limit = MAX_EVENTS_PER_SERVICE,
+  ): Promise<Transition[]> {
+    const texts = await this.redis.zrevrangebyscore(
+      this.k('events', feedId),
+      '+inf',
+      String(from),
+      'LIMIT',
+      0,
+      limit,
+    );
+    const out: Transition[] = [];
+    for (const text of texts) {
+      const t = decode(EVENT, text);
+      if (t === undefined) countCorrupt(EVENT.kind);
+      else out.push(t);
+    }
+    return out;
+  }
+
+  async latest(
+    feedIds: readonly string[],
+  ): Promise<{ sla: Map<string, LatestSla>; score: Map<string, LatestScore> }> {
+    const sla = new Map<string, LatestSla>();
+    const score = new Map<string, LatestScore>();
+    if (feedIds.length === 0) return { sla, score };
+    const [slaTexts, scoreTexts] = await Promise.all([
+      this.redis.hmget(this.k('latest', 'sla'), ...feedIds),
+      this.redis.hmget(this.k('latest', 'score'), ...feedIds),
+    ]);
+    feedIds.forEach((feedId, i) => {
+      const s = slaTexts[i];
+      const c = scoreTexts[i];
+      const sv = s === null || s === undefined ? undefined : decode(LATEST_SLA, s);
+      const cv = c === null || c === undefined ? undefined : decode(LATEST_SCORE, c);
+      if (sv !== undefined) sla.set(feedId, sv);
+      if (cv !== undefined) score.set(feedId, cv);
+    });
+    return { sla, score };
+  }
+
+  /** The last successful cycle of each poll kind that had one. */
+  async upstream(): Promise<Map<PollKind, UpstreamPoll>> {
+    const all = await this.redis.hgetall(this.k('upstream'));
+    const out = new Map<PollKind, UpstreamPoll>();
+    for (const [kind, text] of Object.entries(all)) {
+      const v = decode(UPSTREAM_POLL, text);
+      if (v !== undefined) out.set(kind as PollKind, v);
+    }
+    return out;
+  }
+}
