@@ -69,6 +69,11 @@ const execFileAsync = promisify(execFile);
 
 // ---- processes -----------------------------------------------------------------------------
 
+/** Node.js flags for the daemon process from STATUSWATCH_BENCH_DAEMON_ARGS (space-separated). */
+function daemonNodeArgs(): string[] {
+  return (process.env['STATUSWATCH_BENCH_DAEMON_ARGS'] ?? '').split(/\s+/).filter((a) => a !== '');
+}
+
 /** The last few KB a process wrote, for the message when it dies. */
 class Tail {
   private text = '';
@@ -558,7 +563,8 @@ async function measureStatuswatch(progress: (line: string) => void): Promise<Sys
     const proc = startProcess(
       'statuswatch run',
       process.execPath,
-      [cli, 'run', '--config', configFile],
+      // STATUSWATCH_BENCH_DAEMON_ARGS: extra Node.js flags for the daemon alone (e.g. --cpu-prof).
+      [...daemonNodeArgs(), cli, 'run', '--config', configFile],
       {
         ...process.env,
         SIM_URL: simUrl,
