@@ -1,7 +1,10 @@
 /**
  * `npm run bench`: measures the performance targets in README.md and prints tables.
  *
- *   node dist/bench/index.js [--only cycle|fanout|latency|memory|storm[,...]]
+ *   node dist/bench/index.js [--only cycle|fanout|latency|memory|storm|soak[,...]]
+ *                            [--soak-minutes N] [--soak-services N] [--soak-plain]
+ *
+ * Without `--only`, every section but the soak runs (it takes minutes: 10 by default; name it).
  *
  * Every figure comes with a ratio against a baseline measured in the same run (the machine is
  * shared and noisy). A missed target prints FAIL but does not change the exit code; only a
@@ -11,7 +14,7 @@
  * with Prometheus Alertmanager when it is installed (`apt-get install prometheus-alertmanager`).
  */
 import { toError } from '../errors.js';
-import { parseSections, type SectionName } from './args.js';
+import { parseBenchArgs, type BenchArgs, type SectionName } from './args.js';
 import {
   RUN_PREFIX,
   deleteRunKeys,
@@ -25,7 +28,7 @@ import {
 type Runner = (progress: (line: string) => void) => Promise<SectionResult>;
 
 /** Section modules are loaded when their section runs: one that does not load crashes only itself. */
-const RUNNERS: Record<SectionName, () => Promise<Runner>> = {
+const RUNNERS: Record<SectionName, (args: BenchArgs) => Promise<Runner>> = {
   cycle: async () => {
     const { runCycleBench } = await import('./cycle.js');
     return (progress) => runCycleBench(progress);
@@ -34,16 +37,26 @@ const RUNNERS: Record<SectionName, () => Promise<Runner>> = {
   latency: async () => (await import('./latency.js')).runLatencyBench,
   memory: async () => (await import('./memory.js')).runMemoryBench,
   storm: async () => (await import('./storm.js')).runStormBench,
+  soak: async ({ soak }) => {
+    const { runSoakBench, SHIPPED_FLAGS } = await import('./soak.js');
+    return (progress) =>
+      runSoakBench(progress, {
+        minutes: soak.minutes,
+        services: soak.services,
+        nodeFlags: soak.plain ? [] : SHIPPED_FLAGS,
+      });
+  },
 };
 
 async function main(): Promise<number> {
-  let sections: SectionName[];
+  let args: BenchArgs;
   try {
-    sections = parseSections(process.argv.slice(2));
+    args = parseBenchArgs(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(`${toError(err).message}\n`);
     return 1;
   }
+  const sections: SectionName[] = args.sections;
   const t0 = performance.now();
   const progress = (line: string): void => {
     process.stderr.write(`[${fmt((performance.now() - t0) / 1000, 1)}s] ${line}\n`);
@@ -55,7 +68,7 @@ async function main(): Promise<number> {
   const crashed: string[] = [];
   for (const name of sections) {
     try {
-      const run = await RUNNERS[name]();
+      const run = await RUNNERS[name](args);
       const result = await run(progress);
       for (const table of result.tables) printTable(table);
       targets.push(...result.targets);

@@ -1,6 +1,7 @@
-import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Keys } from '../redis.js';
+import { StatuswatchError } from '../errors.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { countCorrupt, decode, encode, zodShape } from '../redis/stored.js';
 import type { ServiceInfo } from '../upstream/model.js';
 import type { ServiceRef } from '../diff/transition.js';
@@ -21,6 +22,21 @@ export const STORED_SERVICE = zodShape<StoredService>(
   }),
 );
 
+/** Services per staging write of `replace`. */
+export const REPLACE_BATCH = 2_000;
+/** Staging hashes of an interrupted `replace` expire after this. */
+const STAGING_TTL_MS = 10 * 60 * 1000;
+
+/** Throws the first error of a pipeline's or MULTI's replies. */
+async function checked(
+  replies: Promise<[error: Error | null, result: unknown][] | null>,
+): Promise<void> {
+  const results = await replies;
+  if (results === null)
+    throw new StatuswatchError('catalog_replace_aborted', 'catalog replace: transaction aborted');
+  for (const [error] of results) if (error !== null) throw error;
+}
+
 /**
  * The upstream catalog, cached in Redis: feedId → identity (to enrich transitions with names and
  * links) and display name → feedId (Variant B incidents name their service but carry no feedId).
@@ -32,7 +48,7 @@ export class CatalogStore {
   private readonly metaKey: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     keys: Keys,
   ) {
     this.servicesKey = keys.key('catalog', 'services');
@@ -40,22 +56,66 @@ export class CatalogStore {
     this.metaKey = keys.key('catalog', 'meta');
   }
 
+  /**
+   * Replaces the catalog atomically. Written in batches of REPLACE_BATCH services into two
+   * temporary hashes (same hash tag; they expire if this process dies meanwhile), which one
+   * MULTI then renames over the live ones: one huge HSET of 100,000 services would build
+   * ~120 MB of short-lived command text and arguments in this process.
+   */
   async replace(services: readonly ServiceInfo[], now: number): Promise<void> {
-    const byId: Record<string, string> = {};
-    const byName: Record<string, string> = {};
-    for (const s of services) {
-      const stored: StoredService = {
-        name: s.name,
-        canonicalUrl: s.canonicalUrl,
-        officialStatusUrl: s.officialStatusUrl,
-      };
-      byId[s.feedId] = encode(STORED_SERVICE, stored);
-      byName[s.name] = s.feedId;
+    const meta = ['updatedAt', String(now), 'size', String(services.length)];
+    if (services.length === 0) {
+      await checked(
+        this.redis
+          .multi()
+          .del(this.servicesKey, this.namesKey)
+          .hset(this.metaKey, ...meta)
+          .exec(),
+      );
+      return;
     }
-    const tx = this.redis.multi().del(this.servicesKey, this.namesKey);
-    if (services.length > 0) tx.hset(this.servicesKey, byId).hset(this.namesKey, byName);
-    tx.hset(this.metaKey, 'updatedAt', String(now), 'size', String(services.length));
-    await tx.exec();
+    const suffix = randomBytes(6).toString('hex');
+    const tmpServices = `${this.servicesKey}:tmp:${suffix}`;
+    const tmpNames = `${this.namesKey}:tmp:${suffix}`;
+    try {
+      for (let i = 0; i < services.length; i += REPLACE_BATCH) {
+        const byId: Record<string, string> = {};
+        const byName: Record<string, string> = {};
+        const end = Math.min(services.length, i + REPLACE_BATCH);
+        for (let j = i; j < end; j++) {
+          const s = services[j] as ServiceInfo;
+          const stored: StoredService = {
+            name: s.name,
+            canonicalUrl: s.canonicalUrl,
+            officialStatusUrl: s.officialStatusUrl,
+          };
+          byId[s.feedId] = encode(STORED_SERVICE, stored);
+          byName[s.name] = s.feedId;
+        }
+        await checked(
+          this.redis
+            .pipeline()
+            .hset(tmpServices, byId)
+            .hset(tmpNames, byName)
+            .pexpire(tmpServices, STAGING_TTL_MS)
+            .pexpire(tmpNames, STAGING_TTL_MS)
+            .exec(),
+        );
+      }
+      await checked(
+        this.redis
+          .multi()
+          .rename(tmpServices, this.servicesKey)
+          .rename(tmpNames, this.namesKey)
+          .persist(this.servicesKey)
+          .persist(this.namesKey)
+          .hset(this.metaKey, ...meta)
+          .exec(),
+      );
+    } catch (err) {
+      await this.redis.del(tmpServices, tmpNames).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Unix ms of the last replace, or null when there is no catalog (first start, flush). */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { StatuswatchError } from '../errors.js';
 import { z } from 'zod';
-import type { Keys } from '../redis.js';
+import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import {
   countCorrupt,
@@ -42,6 +41,9 @@ export interface CommitInput<E> {
 export type CommitResult = { ok: true; version: string } | { ok: false; version: string };
 
 export class SnapshotError extends StatuswatchError {}
+
+/** Entries per script call of a commit (see `SnapshotStore.commit`). */
+export const COMMIT_BATCH = 2_000;
 
 /**
  * Stored shapes. Snapshot entries are the hot path (up to 100,000 per cycle, read and written in
@@ -97,7 +99,7 @@ export class SnapshotStore<E> {
   private cache: Snapshot<E> | null = null;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     keys: Keys,
     readonly kind: string,
   ) {
@@ -154,23 +156,49 @@ export class SnapshotStore<E> {
     return out;
   }
 
+  /**
+   * Writes the changed entries and the meta if nobody committed since the load. Up to
+   * COMMIT_BATCH entries go in one script call (one atomic compare-and-set). A bigger set (a
+   * first sight of 100,000 services) goes in a chain of calls, each one's compare-and-set
+   * expecting the version the previous one wrote, the meta with the last: one call with 200,000
+   * arguments would build ~70 MB of short-lived command text and arguments here. A chain cut
+   * short (a crash, or another writer that loaded a version of the chain and committed first)
+   * leaves some entries written and the meta as it was, which is what a crash between the
+   * hand-off and the commit leaves: every entry is a state whose transitions were handed off
+   * (by id, idempotently), so the next cycle derives nothing twice and loses nothing.
+   */
   async commit(input: CommitInput<E>): Promise<CommitResult> {
-    const newVersion = randomUUID();
-    const args: string[] = [
-      input.expectedVersion,
-      newVersion,
-      input.baselined ? '1' : '',
-      input.upstream === undefined ? '' : encode(UPSTREAM_ENTRY, input.upstream),
-      input.variant ?? '',
-    ];
-    for (const [feedId, entry] of input.changed) args.push(feedId, encode(this.shape, entry));
-    // One array, not a spread: 100,000 entries are 200,000 arguments, too many for a JS call.
-    const reply = await this.scripts.snapshotCommit([this.entriesKey, this.metaKey], args);
-    const version = reply[1];
-    if (reply[0] !== 1) {
-      this.cache = null;
-      return { ok: false, version };
-    }
+    const total = input.changed.size;
+    const pending = input.changed.entries();
+    let expected = input.expectedVersion;
+    let version: string;
+    let sent = 0;
+    do {
+      const last = total - sent <= COMMIT_BATCH;
+      const newVersion = randomUUID();
+      const args: string[] = [
+        expected,
+        newVersion,
+        last && input.baselined ? '1' : '',
+        !last || input.upstream === undefined ? '' : encode(UPSTREAM_ENTRY, input.upstream),
+        last ? (input.variant ?? '') : '',
+      ];
+      for (let n = 0; n < COMMIT_BATCH; n++) {
+        const next = pending.next();
+        if (next.done === true) break;
+        const [feedId, entry] = next.value;
+        args.push(feedId, encode(this.shape, entry));
+        sent += 1;
+      }
+      // One array, not a spread: 2,000 entries are 4,000 arguments.
+      const reply = await this.scripts.snapshotCommit([this.entriesKey, this.metaKey], args);
+      version = reply[1];
+      if (reply[0] !== 1) {
+        this.cache = null;
+        return { ok: false, version };
+      }
+      expected = version;
+    } while (sent < total);
     if (this.cache !== null && this.cache.version === input.expectedVersion) {
       const entries = this.cache.entries as Map<string, E>;
       for (const [feedId, entry] of input.changed) entries.set(feedId, entry);

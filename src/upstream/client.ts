@@ -4,8 +4,11 @@
  *
  * Transport: undici `request` through a keep-alive `Agent` whose connect/headers/body timeouts
  * are `timeoutMs`, plus an overall `AbortSignal.timeout(timeoutMs)` per call. Bodies are capped
- * (64 MiB by default). The API key goes out as `X-API-Key` only when configured and only to the
- * configured origin; it never appears in an error.
+ * (64 MiB by default). A 2xx body is parsed chunk by chunk as it arrives (`json-stream.ts`), and
+ * the rows of a list (services, status, incidents) are validated and normalized one at a time
+ * (`RowCollector`), so neither the body nor its parse tree is ever held whole. The API key goes
+ * out as `X-API-Key` only when configured and only to the configured origin; it never appears
+ * in an error.
  */
 import { performance } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -43,9 +46,15 @@ import {
   normalizeSlaReport,
   normalizeStatusSnapshot,
   parseEnvelope,
+  incidentListCollector,
+  serviceListCollector,
+  statusSnapshotCollector,
   type JsonValue,
   type Normalized,
+  type RowCollector,
 } from './normalize.js';
+import { ServiceStateMemo } from './memo.js';
+import { EnvelopeStreamParser, JsonStreamError, type ParsedEnvelope } from './json-stream.js';
 import { errorBodySchema, type WireEnvelope } from './schemas.js';
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -147,6 +156,10 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.max(0, Math.ceil((at - nowMs) / 1000));
 }
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Transport failure classification
 
@@ -189,6 +202,23 @@ interface Endpoint {
 }
 
 class BodyTooLarge extends Error {}
+
+/** Wraps what the body's consumer threw, to tell it from a transport failure. */
+class ConsumerFailed extends Error {
+  constructor(readonly error: unknown) {
+    super('body consumer failed');
+  }
+}
+
+/**
+ * How a 2xx body becomes the model: `normalize` gets the envelope as parsed; with `rows`, a `data`
+ * list is not parsed into the envelope but streamed row by row into a fresh collector (see
+ * `json-stream.ts`), whose `finish` then gets the envelope's `meta`.
+ */
+interface Reader<T> {
+  normalize: (env: WireEnvelope) => Normalized<T>;
+  rows?: () => RowCollector<T>;
+}
 
 export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
   let base: URL;
@@ -245,15 +275,19 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
     }
   }
 
+  /**
+   * Hands every chunk of `body` to `consume` as it arrives (at most `maxBodyBytes` in all). An
+   * error `consume` throws stops the read (the body is destroyed) and is rethrown as is.
+   */
   async function readBody(
     body: Dispatcher.ResponseData['body'],
     contentLength: number | null,
-  ): Promise<Buffer> {
+    consume: (chunk: Buffer) => void,
+  ): Promise<void> {
     if (contentLength !== null && contentLength > maxBodyBytes) {
       body.destroy();
       throw new BodyTooLarge();
     }
-    const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
@@ -261,15 +295,16 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
         body.destroy();
         throw new BodyTooLarge();
       }
-      chunks.push(chunk);
+      try {
+        consume(chunk);
+      } catch (e) {
+        body.destroy();
+        throw new ConsumerFailed(e);
+      }
     }
-    return Buffer.concat(chunks, size);
   }
 
-  async function get<T>(
-    ep: Endpoint,
-    normalize: (env: WireEnvelope) => Normalized<T>,
-  ): Promise<UpstreamResult<T>> {
+  async function get<T>(ep: Endpoint, reader: Reader<T>): Promise<UpstreamResult<T>> {
     const endpoint = `${API_PREFIX}${ep.path}`;
     const route = `${API_PREFIX}${ep.route}`;
     const search = new URLSearchParams();
@@ -336,12 +371,34 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
 
     const status = res.statusCode;
     const rateLimit = parseRateLimit(res.headers);
-    let raw: Buffer;
+    const contentLength = parseNonNegativeInt(headerValue(res.headers, 'content-length'));
+    const ok = status >= 200 && status <= 299;
+    // A 2xx body is parsed while it arrives; an error body (small) is kept whole to quote it.
+    const rowsTo: { collector: RowCollector<T> | null } = { collector: null };
+    const makeRows = reader.rows;
+    const parser = ok
+      ? new EnvelopeStreamParser(
+          makeRows === undefined
+            ? null
+            : {
+                start: () => {
+                  rowsTo.collector = makeRows();
+                },
+                row: (row) => rowsTo.collector?.add(row),
+              },
+        )
+      : null;
+    const errorChunks: Buffer[] = [];
+    let errorSize = 0;
     try {
-      raw = await readBody(
-        res.body,
-        parseNonNegativeInt(headerValue(res.headers, 'content-length')),
-      );
+      await readBody(res.body, contentLength, (chunk) => {
+        if (parser !== null) {
+          parser.write(chunk);
+        } else {
+          errorChunks.push(chunk);
+          errorSize += chunk.length;
+        }
+      });
     } catch (e) {
       notify({ endpoint, route, status, durationMs: performance.now() - started, rateLimit });
       if (e instanceof BodyTooLarge) {
@@ -350,6 +407,10 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
           rateLimit,
           detail: `response body exceeds ${maxBodyBytes} bytes`,
         });
+      }
+      if (e instanceof ConsumerFailed) {
+        if (!(e.error instanceof JsonStreamError)) throw e.error;
+        throw notJson(e.error, false);
       }
       const err = toError(e);
       const code = classifyTransport(err, signal);
@@ -363,26 +424,19 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
         cause: safeCause(err),
       });
     }
+    // (For a 2xx body this includes parsing it: the two are interleaved, chunk by chunk.)
     notify({ endpoint, route, status, durationMs: performance.now() - started, rateLimit });
 
-    let text = raw.toString('utf8');
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    let body: unknown;
-    let parseError: Error | null = null;
-    try {
-      body = JSON.parse(text);
-    } catch (e) {
-      parseError = toError(e);
-    }
-
-    if (status < 200 || status > 299) {
+    if (parser === null) {
+      let text = Buffer.concat(errorChunks, errorSize).toString('utf8');
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const code = codeForStatus(status);
       let upstreamText: string | null = null;
-      if (parseError === null) {
-        const eb = errorBodySchema.safeParse(body);
+      try {
+        const eb = errorBodySchema.safeParse(JSON.parse(text));
         if (eb.success) upstreamText = eb.data.error;
-      } else if (text.trim() !== '') {
-        upstreamText = text;
+      } catch {
+        if (text.trim() !== '') upstreamText = text;
       }
       throw fail(code, {
         status,
@@ -392,14 +446,16 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       });
     }
 
-    if (parseError !== null) {
-      throw fail('upstream_bad_envelope', {
-        status,
-        rateLimit,
-        detail: text.trim() === '' ? 'empty body' : `body is not valid JSON (${text.length} chars)`,
-        cause: safeCause(parseError),
-      });
+    let parsed: ParsedEnvelope;
+    try {
+      parsed = parser.end();
+    } catch (e) {
+      if (!(e instanceof JsonStreamError)) throw e;
+      throw notJson(e, parser.blank);
     }
+    // The rows of a streamed `data` list are in the collector; the envelope check sees a list.
+    const body =
+      parsed.rowList && isPlainObject(parsed.value) ? { ...parsed.value, data: [] } : parsed.value;
     const env = parseEnvelope(body);
     if (!env.ok) {
       throw fail('upstream_bad_envelope', {
@@ -410,7 +466,9 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
           env.upstreamError === null ? null : sanitizeText(env.upstreamError, secrets),
       });
     }
-    const normalized = normalize(env.envelope);
+    const rows = parsed.rowList ? rowsTo.collector : null;
+    const normalized =
+      rows === null ? reader.normalize(env.envelope) : rows.finish(env.envelope.meta);
     if (!normalized.ok) {
       throw fail('upstream_bad_envelope', { status, rateLimit, detail: normalized.problem });
     }
@@ -422,6 +480,16 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
     };
     if (normalized.words !== undefined) result.words = normalized.words;
     return result;
+
+    function notJson(err: JsonStreamError, blank: boolean): UpstreamError {
+      return fail('upstream_bad_envelope', {
+        status,
+        rateLimit,
+        detail: blank ? 'empty body' : `body is not valid JSON (${parser?.size ?? 0} bytes read)`,
+        // The parser's own message never quotes the body; JSON.parse's (the cause) may.
+        cause: safeCause(toError(err.cause ?? err)),
+      });
+    }
   }
 
   function seg(feedId: string): string {
@@ -442,14 +510,16 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
     return make();
   }
 
-  const list =
-    <T>(n: (data: unknown, meta: unknown) => Normalized<T>) =>
-    (env: WireEnvelope) =>
-      n(env.data, env.meta);
-  const one =
-    <T>(n: (data: unknown) => Normalized<T>) =>
-    (env: WireEnvelope) =>
-      n(env.data);
+  const list = <T>(
+    n: (data: unknown, meta: unknown) => Normalized<T>,
+    rows: () => RowCollector<T>,
+  ): Reader<T> => ({ normalize: (env) => n(env.data, env.meta), rows });
+  const one = <T>(n: (data: unknown) => Normalized<T>): Reader<T> => ({
+    normalize: (env) => n(env.data),
+  });
+
+  // The rows of the last plain GET /status, reused by the next one (memo.ts).
+  const statusMemo = new ServiceStateMemo();
 
   return {
     hasPremium: apiKey !== null,
@@ -457,7 +527,7 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       call(() =>
         get(
           { path: '/services', route: '/services', query: { category: q.category } },
-          list(normalizeServiceList),
+          list(normalizeServiceList, () => serviceListCollector(statusMemo)),
         ),
       ),
     service: (feedId) =>
@@ -471,7 +541,9 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       call(() =>
         get(
           { path: '/status', route: '/status', query: { include: q.include } },
-          list(normalizeStatusSnapshot),
+          list(normalizeStatusSnapshot, () =>
+            statusSnapshotCollector(q.include === undefined ? statusMemo : undefined),
+          ),
         ),
       ),
     serviceStatus: (feedId, q = {}) =>
@@ -486,12 +558,17 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
         ),
       ),
     incidents: () =>
-      call(() => get({ path: '/incidents', route: '/incidents' }, list(normalizeIncidentList))),
+      call(() =>
+        get(
+          { path: '/incidents', route: '/incidents' },
+          list(normalizeIncidentList, incidentListCollector),
+        ),
+      ),
     serviceIncidents: (feedId) =>
       call(() =>
         get(
           { path: `/incidents/${seg(feedId)}`, route: '/incidents/{feedId}' },
-          list(normalizeIncidentList),
+          list(normalizeIncidentList, incidentListCollector),
         ),
       ),
     sla: (q = {}) =>

@@ -46,6 +46,7 @@ import {
   type WireStatusRowA,
   type WireStatusRowB,
 } from './schemas.js';
+import { copyState, type ServiceStateMemo } from './memo.js';
 import {
   WordCounts,
   mapIncidentStatus,
@@ -66,6 +67,30 @@ export type JsonValue =
  */
 export type Normalized<T> =
   { ok: true; value: T; skipped: number; words?: WordCounts } | { ok: false; problem: string };
+
+/**
+ * Normalizes a list response one row at a time, as the rows are parsed (`json-stream.ts`): a
+ * row is validated and turned into its model value (or skipped and counted) when it comes in,
+ * so only the model values are kept, never the parsed rows. `finish` adds the list's `meta`.
+ * `normalizeXxxList(data, meta)` is the same collector fed from an already parsed array.
+ */
+export interface RowCollector<T> {
+  add(row: unknown): void;
+  finish(meta: unknown): Normalized<T>;
+}
+
+/** Feeds `data` (when it is a list) to `collector`. */
+function collectList<T>(
+  data: unknown,
+  meta: unknown,
+  what: string,
+  collector: RowCollector<T>,
+): Normalized<T> {
+  const list = asList(data, what);
+  if (!list.ok) return list;
+  for (const row of list.rows) collector.add(row);
+  return collector.finish(meta);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary (src/upstream/vocabulary.ts)
@@ -182,21 +207,45 @@ function buildService(w: WireService): ServiceInfo {
   };
 }
 
-export function normalizeServiceList(data: unknown, meta: unknown): Normalized<ServiceList> {
-  const list = asList(data, 'services');
-  if (!list.ok) return list;
-  const { items, skipped } = mapRows(list.rows, (r) => serviceSchema.safeParse(r), buildService);
-  const m = serviceListMetaSchema.safeParse(meta);
-  const variant: Variant = list.rows.some((r) => hasAny(r, SERVICE_VARIANT_A_FIELDS)) ? 'A' : 'B';
+/**
+ * The rows of GET /services, one at a time. With a `memo`, each entry shares its strings with the
+ * memo's status row of the service (`ServiceStateMemo.shareService`).
+ */
+export function serviceListCollector(memo?: ServiceStateMemo): RowCollector<ServiceList> {
+  const services: ServiceInfo[] = [];
+  let rows = 0;
+  let skipped = 0;
+  let variantA = false;
   return {
-    ok: true,
-    value: {
-      variant,
-      total: (m.success ? m.data.total : undefined) ?? list.rows.length,
-      services: items,
+    add(row) {
+      rows += 1;
+      if (!variantA && hasAny(row, SERVICE_VARIANT_A_FIELDS)) variantA = true;
+      if (!isRecord(row)) {
+        skipped += 1;
+        return;
+      }
+      const parsed = serviceSchema.safeParse(row);
+      if (!parsed.success) skipped += 1;
+      else if (memo === undefined) services.push(buildService(parsed.data));
+      else services.push(memo.shareService(buildService(parsed.data)));
     },
-    skipped,
+    finish(meta) {
+      const m = serviceListMetaSchema.safeParse(meta);
+      return {
+        ok: true,
+        value: {
+          variant: variantA ? 'A' : 'B',
+          total: (m.success ? m.data.total : undefined) ?? rows,
+          services,
+        },
+        skipped,
+      };
+    },
   };
+}
+
+export function normalizeServiceList(data: unknown, meta: unknown): Normalized<ServiceList> {
+  return collectList(data, meta, 'services', serviceListCollector());
 }
 
 export function normalizeService(data: unknown): Normalized<ServiceInfo> {
@@ -208,13 +257,33 @@ export function normalizeService(data: unknown): Normalized<ServiceInfo> {
 // ---------------------------------------------------------------------------------------------
 // Status
 
-function buildStateA(w: WireStatusRowA, words?: WordCounts): ServiceState {
-  const statusRaw = firstString(
-    w.displayStatus,
-    w.status,
-    w.endpointReachabilityStatus,
-    w.availabilityStatus,
-  );
+/**
+ * A row's state is worked out in this one object and copied out (`copyState`) only when it is
+ * kept: with a memo (`memo.ts`), a row equal to the remembered one allocates nothing. (A state
+ * built as a fresh literal and then dropped would still cost old-generation space: after a first
+ * poll keeps them all, V8 pretenures that allocation site.)
+ */
+const draft: ServiceState = {
+  feedId: '',
+  name: null,
+  variant: 'A',
+  status: 'unknown',
+  statusRaw: null,
+  indicator: null,
+  sourceKind: 'unknown',
+  sourceKindRaw: null,
+  canonicalUrl: null,
+  officialStatusUrl: null,
+  summary: null,
+  verificationState: null,
+  verifiedAt: null,
+  activeIncidentCount: null,
+  incidentScope: null,
+  lastChanged: null,
+  lastCheck: null,
+};
+
+function draftA(w: WireStatusRowA, words?: WordCounts): ServiceState {
   if (words !== undefined) {
     words.add('status.displayStatus', w.displayStatus);
     words.add('status.status', w.status);
@@ -224,102 +293,132 @@ function buildStateA(w: WireStatusRowA, words?: WordCounts): ServiceState {
     words.add('status.sourceKind', w.sourceKind);
     words.add('status.verificationState', w.verificationState);
   }
-  return {
-    feedId: w.feedId,
-    name: w.name ?? null,
-    variant: 'A',
-    status: statusOfRowA(w),
-    statusRaw,
-    indicator: null,
-    sourceKind: mapSourceKind(w.sourceKind),
-    sourceKindRaw: w.sourceKind ?? null,
-    canonicalUrl: w.canonicalUrl ?? null,
-    officialStatusUrl: w.officialStatusUrl ?? null,
-    summary: w.summary ?? null,
-    verificationState: w.verificationState ?? null,
-    verifiedAt: w.verifiedAt ?? null,
-    activeIncidentCount: w.activeIncidentCount ?? null,
-    incidentScope: w.incidentScope ?? null,
-    lastChanged: w.lastChanged ?? null,
-    lastCheck: w.lastSuccessfulCheck ?? null,
-  };
+  const d = draft;
+  d.feedId = w.feedId;
+  d.name = w.name ?? null;
+  d.variant = 'A';
+  d.status = statusOfRowA(w);
+  d.statusRaw = firstString(
+    w.displayStatus,
+    w.status,
+    w.endpointReachabilityStatus,
+    w.availabilityStatus,
+  );
+  d.indicator = null;
+  d.sourceKind = mapSourceKind(w.sourceKind);
+  d.sourceKindRaw = w.sourceKind ?? null;
+  d.canonicalUrl = w.canonicalUrl ?? null;
+  d.officialStatusUrl = w.officialStatusUrl ?? null;
+  d.summary = w.summary ?? null;
+  d.verificationState = w.verificationState ?? null;
+  d.verifiedAt = w.verifiedAt ?? null;
+  d.activeIncidentCount = w.activeIncidentCount ?? null;
+  d.incidentScope = w.incidentScope ?? null;
+  d.lastChanged = w.lastChanged ?? null;
+  d.lastCheck = w.lastSuccessfulCheck ?? null;
+  return d;
 }
 
-function buildStateB(w: WireStatusRowB, words?: WordCounts): ServiceState {
-  const statusRaw = firstString(w.status, w.indicator);
+function draftB(w: WireStatusRowB, words?: WordCounts): ServiceState {
   if (words !== undefined) {
     words.add('statusB.status', w.status);
     words.add('statusB.indicator', w.indicator);
   }
-  return {
-    feedId: w.feedId,
-    name: null,
-    variant: 'B',
-    status: statusOfRowB(w),
-    statusRaw,
-    indicator: w.indicator ?? null,
-    sourceKind: 'unknown',
-    sourceKindRaw: null,
-    canonicalUrl: null,
-    officialStatusUrl: null,
-    summary: null,
-    verificationState: null,
-    verifiedAt: null,
-    activeIncidentCount: null,
-    incidentScope: null,
-    lastChanged: null,
-    lastCheck: w.lastCheck ?? null,
-  };
+  const d = draft;
+  d.feedId = w.feedId;
+  d.name = null;
+  d.variant = 'B';
+  d.status = statusOfRowB(w);
+  d.statusRaw = firstString(w.status, w.indicator);
+  d.indicator = w.indicator ?? null;
+  d.sourceKind = 'unknown';
+  d.sourceKindRaw = null;
+  d.canonicalUrl = null;
+  d.officialStatusUrl = null;
+  d.summary = null;
+  d.verificationState = null;
+  d.verifiedAt = null;
+  d.activeIncidentCount = null;
+  d.incidentScope = null;
+  d.lastChanged = null;
+  d.lastCheck = w.lastCheck ?? null;
+  return d;
+}
+
+/** The row's state in `draft` (valid until the next row), or undefined for a malformed row. */
+function draftStatusRow(row: unknown, words?: WordCounts): ServiceState | undefined {
+  if (detectStatusRowVariant(row) === 'A') {
+    const fast = isRecord(row) ? readStatusRowA(row) : undefined;
+    if (fast !== undefined) return draftA(fast, words);
+    const p = statusRowASchema.safeParse(row);
+    return p.success ? draftA(p.data, words) : undefined;
+  }
+  const p = statusRowBSchema.safeParse(row);
+  return p.success ? draftB(p.data, words) : undefined;
 }
 
 type StateParse = { success: true; data: ServiceState } | { success: false };
 
 function parseStatusRow(row: unknown, words?: WordCounts): StateParse {
-  if (detectStatusRowVariant(row) === 'A') {
-    const fast = isRecord(row) ? readStatusRowA(row) : undefined;
-    if (fast !== undefined) return { success: true, data: buildStateA(fast, words) };
-    const p = statusRowASchema.safeParse(row);
-    return p.success ? { success: true, data: buildStateA(p.data, words) } : { success: false };
-  }
-  const p = statusRowBSchema.safeParse(row);
-  return p.success ? { success: true, data: buildStateB(p.data, words) } : { success: false };
+  const d = draftStatusRow(row, words);
+  return d === undefined ? { success: false } : { success: true, data: copyState(d) };
+}
+
+/**
+ * The rows of GET /status, one at a time. With a `memo`, a row equal to the one the memo saw last
+ * for its service is that same object (see `memo.ts`): callers must not modify the states.
+ */
+export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<StatusSnapshot> {
+  const services: ServiceState[] = [];
+  const words = new WordCounts();
+  const round = memo?.begin() ?? 0;
+  let rows = 0;
+  let skipped = 0;
+  return {
+    add(row) {
+      rows += 1;
+      if (!isRecord(row)) {
+        skipped += 1;
+        return;
+      }
+      const d = draftStatusRow(row, words);
+      if (d === undefined) skipped += 1;
+      else services.push(memo === undefined ? copyState(d) : memo.settle(d, round));
+    },
+    finish(meta) {
+      memo?.end(round);
+      const m = statusMetaSchema.safeParse(meta);
+      const md = m.success ? m.data : undefined;
+      const includes = md?.includes;
+      const variant: Variant =
+        services.some((s) => s.variant === 'A') || (services.length === 0 && includes !== undefined)
+          ? 'A'
+          : 'B';
+      return {
+        ok: true,
+        value: {
+          variant,
+          total: md?.total ?? rows,
+          generated: md?.generated ?? null,
+          ageSeconds: md?.age_seconds ?? null,
+          includes:
+            includes === undefined
+              ? null
+              : {
+                  incidents: includes.incidents ?? false,
+                  maintenances: includes.maintenances ?? false,
+                },
+          services,
+        },
+        skipped,
+        words,
+      };
+    },
+  };
 }
 
 export function normalizeStatusSnapshot(data: unknown, meta: unknown): Normalized<StatusSnapshot> {
-  const list = asList(data, 'status');
-  if (!list.ok) return list;
-  const words = new WordCounts();
-  const { items, skipped } = mapRows(
-    list.rows,
-    (row) => parseStatusRow(row, words),
-    (s) => s,
-  );
-  const m = statusMetaSchema.safeParse(meta);
-  const md = m.success ? m.data : undefined;
-  const includes = md?.includes;
-  const variant: Variant =
-    items.some((s) => s.variant === 'A') || (items.length === 0 && includes !== undefined)
-      ? 'A'
-      : 'B';
-  return {
-    ok: true,
-    value: {
-      variant,
-      total: md?.total ?? list.rows.length,
-      generated: md?.generated ?? null,
-      ageSeconds: md?.age_seconds ?? null,
-      includes:
-        includes === undefined
-          ? null
-          : {
-              incidents: includes.incidents ?? false,
-              maintenances: includes.maintenances ?? false,
-            },
-      services: items,
-    },
-    skipped,
-    words,
-  };
+  return collectList(data, meta, 'status', statusSnapshotCollector());
 }
 
 /** `/status/{feedId}` (full or `compact=1`). */
@@ -403,33 +502,45 @@ function parseIncident(
   return incident === null ? { success: false } : { success: true, data: incident };
 }
 
-export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<IncidentList> {
-  const list = asList(data, 'incidents');
-  if (!list.ok) return list;
+/** The rows of GET /incidents and /incidents/{feedId}, one at a time. */
+export function incidentListCollector(): RowCollector<IncidentList> {
+  const incidents: Incident[] = [];
   const words = new WordCounts();
-  const { items, skipped } = mapRows(
-    list.rows,
-    (row) => parseIncident(row, words),
-    (i) => i,
-  );
-  const m = incidentMetaSchema.safeParse(meta);
-  const md = m.success ? m.data : undefined;
-  words.add('incidents.verificationState', md?.verificationState);
-  const metaIsA = md?.sourceKind !== undefined || md?.verificationState !== undefined;
-  const rowsAreA = list.rows.some((r) => hasAny(r, INCIDENT_VARIANT_A_FIELDS));
+  let rows = 0;
+  let skipped = 0;
+  let rowsAreA = false;
   return {
-    ok: true,
-    value: {
-      variant: metaIsA || rowsAreA ? 'A' : 'B',
-      total: md?.total ?? list.rows.length,
-      servicesAffected: md?.services_affected ?? null,
-      sourceKind: md?.sourceKind ?? null,
-      verificationState: md?.verificationState ?? null,
-      incidents: items,
+    add(row) {
+      rows += 1;
+      if (!rowsAreA && hasAny(row, INCIDENT_VARIANT_A_FIELDS)) rowsAreA = true;
+      const parsed = parseIncident(row, words);
+      if (parsed.success) incidents.push(parsed.data);
+      else skipped += 1;
     },
-    skipped,
-    words,
+    finish(meta) {
+      const m = incidentMetaSchema.safeParse(meta);
+      const md = m.success ? m.data : undefined;
+      words.add('incidents.verificationState', md?.verificationState);
+      const metaIsA = md?.sourceKind !== undefined || md?.verificationState !== undefined;
+      return {
+        ok: true,
+        value: {
+          variant: metaIsA || rowsAreA ? 'A' : 'B',
+          total: md?.total ?? rows,
+          servicesAffected: md?.services_affected ?? null,
+          sourceKind: md?.sourceKind ?? null,
+          verificationState: md?.verificationState ?? null,
+          incidents,
+        },
+        skipped,
+        words,
+      };
+    },
   };
+}
+
+export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<IncidentList> {
+  return collectList(data, meta, 'incidents', incidentListCollector());
 }
 
 // ---------------------------------------------------------------------------------------------
