@@ -53,5 +53,5 @@ EXPOSE 8080
 # SIGTERM/SIGINT itself (drains pollers and deliveries, closes Redis, exits). It spawns no child
 # processes, so there are no zombies to reap and no init (tini, docker run --init) is needed.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz (see helm/statuswatch).
-ENTRYPOINT ["node", "dist/cli.js"]
+ENTRYPOINT ["node", "--optimize-for-size", "dist/cli.js"]
 CMD ["run"]

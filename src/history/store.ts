@@ -97,6 +97,37 @@ function replies(results: [Error | null, unknown][] | null): unknown[] {
   });
 }
 
+/** Services whose commands share one pipeline: the first cycle of 100,000 services is 50 round trips, not one 300,000-command pipeline held in memory. */
+const SERVICES_PER_PIPELINE = 2_000;
+
+/** A pipeline sent every SERVICES_PER_PIPELINE services. */
+class ChunkedPipeline {
+  pipe: ReturnType<RedisClient['pipeline']>;
+  private count = 0;
+
+  constructor(private readonly redis: RedisClient) {
+    this.pipe = redis.pipeline();
+  }
+
+  /** One more service's commands are queued; sends them when the chunk is full. */
+  async next(): Promise<void> {
+    this.count += 1;
+    if (this.count % SERVICES_PER_PIPELINE === 0) await this.flushChunk();
+  }
+
+  /** Sends what is queued and starts a new pipeline. */
+  async flushChunk(): Promise<void> {
+    if (this.pipe.length === 0) return;
+    const sent = this.pipe;
+    this.pipe = this.redis.pipeline();
+    replies(await sent.exec());
+  }
+
+  async flush(): Promise<void> {
+    await this.flushChunk();
+  }
+}
+
 export class HistoryStore {
   constructor(
     private readonly redis: RedisClient,
@@ -109,13 +140,13 @@ export class HistoryStore {
 
   /**
    * Records one committed cycle: status changes, SLA and score samples and transitions of the
-   * services `watched` accepts (upstream transitions always), and the kind's last success. One
-   * read (the last statuses, status cycles only) and one pipelined write.
+   * services `watched` accepts (upstream transitions always), and the kind's last success: a
+   * read of the last statuses (status cycles) and a pipelined write per 2,000 services.
    */
   async record(cycle: CommittedCycle, watched: (feedId: string) => boolean): Promise<void> {
     const { now } = cycle;
-    const p = this.redis.pipeline();
-    p.hset(
+    const c = new ChunkedPipeline(this.redis);
+    c.pipe.hset(
       this.k('upstream'),
       cycle.kind,
       encode(UPSTREAM_POLL, {
@@ -127,13 +158,13 @@ export class HistoryStore {
     );
     switch (cycle.kind) {
       case 'status':
-        await this.recordStatus(p, cycle.changed as ReadonlyMap<string, StatusEntry>, watched, now);
+        await this.recordStatus(c, cycle.changed as ReadonlyMap<string, StatusEntry>, watched, now);
         break;
       case 'sla':
         for (const r of (cycle.data as SlaReport).services) {
           if (!watched(r.feedId)) continue;
-          this.sample(p, 'sla', r.feedId, r.margin, now);
-          p.hset(
+          this.sample(c.pipe, 'sla', r.feedId, r.margin, now);
+          c.pipe.hset(
             this.k('latest', 'sla'),
             r.feedId,
             encode(LATEST_SLA, {
@@ -144,17 +175,19 @@ export class HistoryStore {
               at: now,
             }),
           );
+          await c.next();
         }
         break;
       case 'scores':
         for (const r of (cycle.data as ScoreReport).scores) {
           if (!watched(r.feedId)) continue;
-          this.sample(p, 'score', r.feedId, r.score, now);
-          p.hset(
+          this.sample(c.pipe, 'score', r.feedId, r.score, now);
+          c.pipe.hset(
             this.k('latest', 'score'),
             r.feedId,
             encode(LATEST_SCORE, { score: r.score, grade: r.grade, at: now }),
           );
+          await c.next();
         }
         break;
       case 'incidents':
@@ -167,31 +200,35 @@ export class HistoryStore {
     }
     for (const [feedId, list] of byFeed) {
       const key = this.k('events', feedId);
-      p.zadd(key, ...list.flatMap((t) => [String(t.observedAt), encode(EVENT, t)]));
-      this.bound(p, key, now - EVENT_RETENTION_MS, MAX_EVENTS_PER_SERVICE);
+      c.pipe.zadd(key, ...list.flatMap((t) => [String(t.observedAt), encode(EVENT, t)]));
+      this.bound(c.pipe, key, now - EVENT_RETENTION_MS, MAX_EVENTS_PER_SERVICE);
+      await c.next();
     }
-    replies(await p.exec());
+    await c.flush();
   }
 
   private async recordStatus(
-    p: ReturnType<RedisClient['pipeline']>,
+    c: ChunkedPipeline,
     changed: ReadonlyMap<string, StatusEntry>,
     watched: (feedId: string) => boolean,
     now: number,
   ): Promise<void> {
     const feeds = [...changed.keys()].filter(watched);
-    if (feeds.length === 0) return;
-    const last = await this.redis.hmget(this.k('status-last'), ...feeds);
-    const set: string[] = [];
-    feeds.forEach((feedId, i) => {
-      const status = changed.get(feedId)?.status;
-      if (status === undefined || last[i] === status) return;
-      const key = this.k('status', feedId);
-      p.zadd(key, String(now), statusMember(now, status));
-      this.bound(p, key, now - EVENT_RETENTION_MS, MAX_STATUS_CHANGES_PER_SERVICE);
-      set.push(feedId, status);
-    });
-    if (set.length > 0) p.hset(this.k('status-last'), ...set);
+    for (let start = 0; start < feeds.length; start += SERVICES_PER_PIPELINE) {
+      const chunk = feeds.slice(start, start + SERVICES_PER_PIPELINE);
+      const last = await this.redis.hmget(this.k('status-last'), ...chunk);
+      const set: string[] = [];
+      chunk.forEach((feedId, i) => {
+        const status = changed.get(feedId)?.status;
+        if (status === undefined || last[i] === status) return;
+        const key = this.k('status', feedId);
+        c.pipe.zadd(key, String(now), statusMember(now, status));
+        this.bound(c.pipe, key, now - EVENT_RETENTION_MS, MAX_STATUS_CHANGES_PER_SERVICE);
+        set.push(feedId, status);
+      });
+      if (set.length > 0) c.pipe.hset(this.k('status-last'), ...set);
+      await c.flushChunk();
+    }
   }
 
   private sample(
