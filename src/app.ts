@@ -190,6 +190,7 @@ export class App extends EventEmitter<AppEvents> {
       redis: this.redis,
       keys: this.keys,
       log,
+      silences: this.silences,
       now,
       config: () => ({
         channels: this.config.channels,

@@ -14,8 +14,8 @@ import { decode, encode, zodShape, countCorrupt } from '../redis/stored.js';
 /** Entries kept (approximately: Redis trims whole macro nodes). */
 export const AUDIT_MAX_ENTRIES = 10_000;
 
-export type AuditAction = 'create' | 'update' | 'delete' | 'revoke' | 'rotate';
-export type AuditKind = 'channel' | 'subscription' | 'token' | 'secrets';
+export type AuditAction = 'create' | 'update' | 'delete' | 'revoke' | 'rotate' | 'expire';
+export type AuditKind = 'channel' | 'subscription' | 'token' | 'secrets' | 'silence';
 
 /** One changed field: absent `from` = added, absent `to` = removed. Secrets read `<set>` / `<changed>`. */
 export interface DiffEntry {
@@ -46,8 +46,8 @@ const entrySchema = z.object({
   tokenId: z.string(),
   actorTeam: z.string().nullable(),
   team: z.string(),
-  action: z.enum(['create', 'update', 'delete', 'revoke', 'rotate']),
-  kind: z.enum(['channel', 'subscription', 'token', 'secrets']),
+  action: z.enum(['create', 'update', 'delete', 'revoke', 'rotate', 'expire']),
+  kind: z.enum(['channel', 'subscription', 'token', 'secrets', 'silence']),
   name: z.string(),
   address: z.string(),
   diff: z.array(

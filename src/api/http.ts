@@ -13,8 +13,13 @@ import { channelSecrets } from '../notify/kinds.js';
 import { renderForChannel } from '../commands/render.js';
 import { notifyTest, type NotifyTestResult } from '../commands/notify-test.js';
 import type { ChannelConfig } from '../config/schema.js';
+import { stateOf } from '../silences/match.js';
+import { parseSilenceRequest, SilenceValidationError, type Silence } from '../silences/model.js';
+import type { SilenceStore } from '../silences/store.js';
+import { visibleSilence } from '../silences/visibility.js';
+import { diffOf } from './audit.js';
 import { SecretKeyError } from './crypto.js';
-import { ApiError, invalid } from './errors.js';
+import { ApiError, invalid, notFound, type FieldIssue } from './errors.js';
 import { checkName } from './model.js';
 import {
   openApiDocument,
@@ -36,6 +41,8 @@ export interface ApiHttpOptions {
   store: ApiStore;
   tokens: TokenStore;
   services: ServiceSearch;
+  /** The daemon's silences (the store routing reads). */
+  silences: SilenceStore;
   adminToken: () => string | undefined;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Sends a test notification (default: what `notify-test` does). */
@@ -280,6 +287,54 @@ export class ApiHttp {
           body: { entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) },
         };
       },
+      listSilences: async ({ actor, url }) => {
+        const all = url.searchParams.get('all');
+        const list = await o.silences.list({ includeExpired: all === '1' || all === 'true' });
+        const own = await this.ownSubscriptions(actor);
+        const at = o.silences.now();
+        return {
+          status: 200,
+          body: {
+            silences: list
+              .filter((s) => visibleSilence(s, viewerOf(actor), own))
+              .map((s) => silenceView(s, at)),
+          },
+        };
+      },
+      createSilence: async ({ actor, req }) => {
+        const body = await readJson(req);
+        await this.checkSilenceRequest(actor, body);
+        const silence = await this.silenceWrite(() => o.silences.add(body));
+        const { id, ...fields } = silence;
+        await store.recordChange(actor, {
+          action: 'create',
+          kind: 'silence',
+          name: id,
+          team: await this.silenceTeam(actor, silence),
+          diff: diffOf(undefined, fields),
+        });
+        this.o.log.info(
+          {
+            event: 'silence:created',
+            silenceId: id,
+            author: silence.author,
+            matchers: silence.matchers,
+            tokenId: actor.tokenId,
+          },
+          `silence ${id} created through the API`,
+        );
+        return {
+          status: 201,
+          body: silenceView(silence, o.silences.now()),
+          headers: { location: `/api/v1/silences/${encodeURIComponent(id)}` },
+        };
+      },
+      getSilence: async ({ actor, params }) => ({
+        status: 200,
+        body: silenceView(await this.visibleSilence(actor, params.id ?? ''), o.silences.now()),
+      }),
+      deleteSilence: ({ actor, params }) => this.expireSilence(actor, params.id ?? ''),
+      expireSilence: ({ actor, params }) => this.expireSilence(actor, params.id ?? ''),
       listTokens: async () => ({ status: 200, body: { tokens: await tokens.list() } }),
       createToken: async ({ actor, req }) => {
         const created = await tokens.create(actor, await readJson(req));
@@ -313,6 +368,96 @@ export class ApiHttp {
       },
       openapi: () => Promise.resolve({ status: 200, body: openApiDocument() }),
     };
+  }
+
+  /** The actor's own subscriptions: a team's stored ones (an admin's matter not: it sees all). */
+  private async ownSubscriptions(actor: Actor): Promise<Set<string>> {
+    if (actor.admin) return new Set();
+    return new Set((await this.o.store.listSubscriptions(actor)).map((s) => s.name));
+  }
+
+  /** A silence the actor may see and change; another team's (or none) is a 404. */
+  private async visibleSilence(actor: Actor, id: string): Promise<Silence> {
+    const silence = await this.o.silences.get(id);
+    if (silence === undefined) throw notFound('silence', id);
+    if (!actor.admin) {
+      const own = await this.ownSubscriptions(actor);
+      if (!visibleSilence(silence, viewerOf(actor), own)) throw notFound('silence', id);
+    }
+    return silence;
+  }
+
+  private async expireSilence(actor: Actor, id: string): Promise<Reply> {
+    const before = await this.visibleSilence(actor, id);
+    const after = await this.silenceWrite(() => this.o.silences.expire(id));
+    if (after === undefined) throw notFound('silence', id);
+    const diff = diffOf(before, after);
+    if (diff.length > 0) {
+      await this.o.store.recordChange(actor, {
+        action: 'expire',
+        kind: 'silence',
+        name: id,
+        team: await this.silenceTeam(actor, after),
+        diff,
+      });
+      this.o.log.info(
+        { event: 'silence:expired', silenceId: id, tokenId: actor.tokenId },
+        `silence ${id} expired through the API`,
+      );
+    }
+    return { status: 200, body: silenceView(after, this.o.silences.now()) };
+  }
+
+  /**
+   * A create request validated as the admin API does (`parseSilenceRequest`), then, for a team
+   * token, limited to its own subscriptions: a `subscriptions` matcher is required and may name
+   * only the team's stored subscriptions (not another team's, not the config file's).
+   */
+  private async checkSilenceRequest(actor: Actor, body: unknown): Promise<void> {
+    const draft = silenceDraftOf(body, this.o.silences.now());
+    if (actor.admin) return;
+    const names = draft.matchers.subscriptions ?? [];
+    if (names.length === 0) {
+      throw invalid([
+        {
+          field: 'matchers.subscriptions',
+          message: "required for a team token: the team's own subscriptions to silence",
+        },
+      ]);
+    }
+    const own = await this.ownSubscriptions(actor);
+    const issues: FieldIssue[] = names.flatMap((name, i) =>
+      own.has(name)
+        ? []
+        : [
+            {
+              field: `matchers.subscriptions[${i}]`,
+              message: "no such subscription of this token's team",
+            },
+          ],
+    );
+    if (issues.length > 0) throw invalid(issues);
+  }
+
+  /** The team an audit entry of a silence belongs to: the team's, or the one all its subscriptions share. */
+  private async silenceTeam(actor: Actor, silence: Silence): Promise<string> {
+    if (!actor.admin && actor.team !== null) return actor.team;
+    const names = silence.matchers.subscriptions ?? [];
+    if (names.length === 0) return '*';
+    const { subscriptions } = await this.o.store.snapshot();
+    const teams = new Set(names.map((n) => subscriptions.get(n)?.team ?? '*'));
+    const [only] = teams;
+    return teams.size === 1 && only !== undefined ? only : '*';
+  }
+
+  /** A silence store write; its validation errors (a clock edge since the check) are a 400. */
+  private async silenceWrite<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (caught) {
+      if (caught instanceof SilenceValidationError) throw invalidSilence(caught);
+      throw caught;
+    }
   }
 
   /**
@@ -427,6 +572,29 @@ export class ApiHttp {
       );
     }
     return actor;
+  }
+}
+
+/** The actor as `visibleSilence` sees it: an admin token (whatever its team) sees everything. */
+function viewerOf(actor: Actor): { team: string | null } {
+  return { team: actor.admin ? null : (actor.team ?? '') };
+}
+
+function silenceView(silence: Silence, now: number): Silence & { state: string } {
+  return { ...silence, state: stateOf(silence, now) };
+}
+
+function invalidSilence(err: SilenceValidationError): ApiError {
+  return invalid(err.issues.map((i) => ({ field: i.path, message: i.message })));
+}
+
+/** `parseSilenceRequest` with its validation errors as the API's 400. */
+function silenceDraftOf(body: unknown, now: number): ReturnType<typeof parseSilenceRequest> {
+  try {
+    return parseSilenceRequest(body, now);
+  } catch (caught) {
+    if (caught instanceof SilenceValidationError) throw invalidSilence(caught);
+    throw caught;
   }
 }
 

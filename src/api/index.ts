@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ChannelConfig } from '../config/schema.js';
 import type { Keys, RedisClient } from '../redis.js';
+import type { SilenceStore } from '../silences/store.js';
 import { SecretBox } from './crypto.js';
 import { ApiHttp } from './http.js';
 import { ApiRuntime } from './runtime.js';
@@ -16,6 +17,8 @@ export interface TeamsApiOptions {
   redis: RedisClient;
   keys: Keys;
   log: Logger;
+  /** The daemon's silences (`/api/v1/silences`; routing reads the same store). */
+  silences: SilenceStore;
   config: () => ConfigView & { adminToken?: string | undefined };
   /** Environment holding STATUSWATCH_SECRET_KEY (and _PREVIOUS); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
@@ -59,6 +62,7 @@ export class TeamsApi {
       store: this.store,
       tokens: this.tokens,
       services: new ServiceSearch(o.redis, o.keys),
+      silences: o.silences,
       adminToken: () => o.config().adminToken,
       log: o.log,
       now,

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { EVENT_KINDS } from '../config/events.js';
+import { silenceRequestSchema, silenceSchema } from '../silences/model.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -171,6 +172,51 @@ export const ROUTES = [
   },
   {
     method: 'GET',
+    path: '/api/v1/silences',
+    operationId: 'listSilences',
+    summary:
+      "Active and pending silences: those limited to the team's own subscriptions (admins: all)",
+    query: [
+      {
+        name: 'all',
+        description: '1 or true: include silences that ended within the last 7 days',
+        schema: { type: 'string', enum: ['1', 'true', '0', 'false'] },
+      },
+    ],
+    ok: { 200: 'SilenceList' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/silences',
+    operationId: 'createSilence',
+    summary:
+      "Create a silence (what POST /admin/silences takes); a team's must have a subscriptions matcher naming only its own subscriptions",
+    body: 'SilenceInput',
+    ok: { 201: 'Silence' },
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/silences/{id}',
+    operationId: 'getSilence',
+    summary: 'One silence',
+    ok: { 200: 'Silence' },
+  },
+  {
+    method: 'DELETE',
+    path: '/api/v1/silences/{id}',
+    operationId: 'deleteSilence',
+    summary: 'Expire a silence now (it stays listable with all=1 for 7 days)',
+    ok: { 200: 'Silence' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/silences/{id}/expire',
+    operationId: 'expireSilence',
+    summary: 'Expire a silence now (the same as DELETE)',
+    ok: { 200: 'Silence' },
+  },
+  {
+    method: 'GET',
     path: '/api/v1/tokens',
     operationId: 'listTokens',
     summary: 'Every token (admins)',
@@ -289,6 +335,20 @@ function subscriptionSchemas(): { input: Json; output: Json } {
   };
 }
 
+/** A stored silence with its state at the server's clock (what /admin/silences returns too). */
+function silenceOutput(): Json {
+  const base = jsonSchema(silenceSchema);
+  return {
+    ...base,
+    properties: {
+      ...((base.properties ?? {}) as Json),
+      state: { type: 'string', enum: ['active', 'pending', 'expired'] },
+    },
+    required: [...((base.required ?? []) as string[]), 'state'],
+    description: 'times are Unix milliseconds',
+  };
+}
+
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 const list = (key: string, item: string): Json => ({
   type: 'object',
@@ -364,6 +424,9 @@ function components(): Json {
       },
       required: ['channel', 'event', 'preview'],
     },
+    Silence: silenceOutput(),
+    SilenceInput: jsonSchema(silenceRequestSchema),
+    SilenceList: list('silences', 'Silence'),
     Service: {
       type: 'object',
       properties: {
@@ -391,8 +454,11 @@ function components(): Json {
         tokenId: { type: 'string' },
         actorTeam: { type: ['string', 'null'] },
         team: { type: 'string' },
-        action: { type: 'string', enum: ['create', 'update', 'delete', 'revoke', 'rotate'] },
-        kind: { type: 'string', enum: ['channel', 'subscription', 'token', 'secrets'] },
+        action: {
+          type: 'string',
+          enum: ['create', 'update', 'delete', 'revoke', 'rotate', 'expire'],
+        },
+        kind: { type: 'string', enum: ['channel', 'subscription', 'token', 'secrets', 'silence'] },
         name: { type: 'string' },
         address: { type: 'string' },
         diff: {
@@ -524,7 +590,7 @@ export function openApiDocument(version = '0.1.0'): Json {
       title: 'statuswatch API',
       version,
       description:
-        'Teams manage their own subscriptions and channels. Bearer tokens: the config file\'s server.adminToken, or tokens an admin creates (POST /api/v1/tokens). A team token sees only its team\'s objects. Errors are {"error": {"code", "message", "field"}}.',
+        'Teams manage their own subscriptions, channels and silences. Bearer tokens: the config file\'s server.adminToken, or tokens an admin creates (POST /api/v1/tokens). A team token sees only its team\'s objects. Errors are {"error": {"code", "message", "field"}}.',
     },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     security: [{ bearer: [] }],

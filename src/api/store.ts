@@ -385,6 +385,20 @@ export class ApiStore {
   }
 
   /**
+   * Appends the audit entry of a change stored elsewhere (a silence: src/silences/store.ts),
+   * just after that change.
+   */
+  async recordChange(
+    actor: Actor,
+    e: Pick<AuditEntry, 'action' | 'kind' | 'name' | 'team' | 'diff'>,
+  ): Promise<void> {
+    const m = this.o.redis.multi();
+    this.audit.append(m, this.entry(actor, this.now(), e));
+    const replies = await m.exec();
+    for (const [err] of replies ?? []) if (err !== null) throw err;
+  }
+
+  /**
    * Creates (`create`: 409 when the name exists) or creates-or-replaces (`put`) a channel.
    * Secret fields sent as `"<set>"` keep their stored values.
    */

@@ -22,6 +22,7 @@ import { HISTORY_ITEM, type HistoryItem } from '../noise/store.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 import type { SilenceStore } from '../silences/store.js';
+export { visibleSilence } from '../silences/visibility.js';
 import { SnapshotStore, UPSTREAM_ENTRY } from '../snapshot/store.js';
 import { describe } from '../notify/text.js';
 import type { Viewer } from './auth.js';
@@ -731,11 +732,4 @@ export async function previewSilence(
     }
   }
   return out;
-}
-
-/** Silences a viewer may see: admins all; a team those limited to its own subscriptions. */
-export function visibleSilence(s: Silence, viewer: Viewer, own: ReadonlySet<string>): boolean {
-  if (viewer.team === null) return true;
-  const subs = s.matchers.subscriptions;
-  return subs !== undefined && subs.length > 0 && subs.every((x) => own.has(x));
 }
