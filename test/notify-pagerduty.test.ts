@@ -184,7 +184,7 @@ describe('pagerduty notifier against a local Events API v2', () => {
     expect(error).toMatchObject({ retryable: false, reason, httpStatus: status });
   });
 
-  it('a failure mid-way names the event; the retry sends all again and PagerDuty folds them', async () => {
+  it('a failure mid-way names the event; the retry here resumes at it, a retry elsewhere sends all and PagerDuty folds them', async () => {
     const pd = await receiver();
     const pager = notifier(pd.url);
     const n = notification([opened, resolved], { type: 'batch' });
@@ -196,9 +196,21 @@ describe('pagerduty notifier against a local Events API v2', () => {
       'pagerduty: receiver answered HTTP 503 (server error) (resolve, event 2 of 2)',
     );
     expect(pd.alerts.map((a) => a.status)).toEqual(['triggered']);
+    // The retry in this process sends only the resolve that failed.
     await pager.send(n);
-    expect(actions(pd)).toEqual(['trigger', 'trigger', 'resolve']);
-    expect(pd.alerts).toEqual([expect.objectContaining({ status: 'resolved', events: 3 })]);
+    expect(actions(pd)).toEqual(['trigger', 'resolve']);
+    expect(pd.alerts).toEqual([expect.objectContaining({ status: 'resolved', events: 2 })]);
+
+    // Another replica (no memory of the first attempt) sends both; PagerDuty folds the trigger
+    // into the one alert under the same dedup_key, and the resolve changes nothing.
+    const other = await receiver();
+    const first = notifier(other.url);
+    other.acceptNext(1);
+    other.failNext(503);
+    await failure(first.send(n));
+    await notifier(other.url).send(n);
+    expect(actions(other)).toEqual(['trigger', 'trigger', 'resolve']);
+    expect(new Set(other.events.map((e) => e.dedupKey)).size).toBe(1);
   });
 
   it('a receiver that never answers times out after timeoutMs, retryable', async () => {

@@ -24,6 +24,7 @@ import { REDACTED } from '../../config/secret-text.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { createHttpClient } from '../http.js';
+import { SendProgress } from '../progress.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
@@ -49,8 +50,6 @@ export const OPSGENIE_PACING_MS = 1000;
 const ANSWER_READ_MAX = 16 * 1024;
 /** Longest vendor explanation kept in an error message. */
 const VENDOR_DETAIL_MAX = 300;
-/** Deliveries whose progress is remembered for their retry (oldest forgotten first). */
-const PROGRESS_MAX = 1000;
 
 const ACTION_LABELS: Record<OpsgenieAction, string> = {
   create: 'create alert',
@@ -129,18 +128,7 @@ export function createOpsgenieNotifier(
   const headers = opsgenieHeaders(config.apiKey);
   const now = deps.now ?? Date.now;
   const secrets = [config.apiKey, `GenieKey ${config.apiKey}`];
-  /** Notification id → index of its first request not yet accepted (after a retryable failure). */
-  const progress = new Map<string, number>();
-
-  function remember(id: string, index: number): void {
-    progress.delete(id);
-    if (index === 0) return;
-    progress.set(id, index);
-    if (progress.size > PROGRESS_MAX) {
-      const oldest = progress.keys().next();
-      if (oldest.done !== true) progress.delete(oldest.value);
-    }
-  }
+  const progress = new SendProgress();
 
   async function attempt(request: OpsgenieRequest): Promise<DeliveryError | null> {
     try {
@@ -178,14 +166,14 @@ export function createOpsgenieNotifier(
 
   async function send(notification: Notification): Promise<void> {
     const requests = renderOpsgenieRequests(notification, config);
-    const first = Math.min(progress.get(notification.id) ?? 0, requests.length);
+    const first = progress.start(notification.id, requests.length);
     for (let index = first; index < requests.length; index++) {
       const request = requests[index];
       if (request === undefined) break;
       const failure = await attempt(request);
       if (failure === null) continue;
-      if (failure.retryable) remember(notification.id, index);
-      else progress.delete(notification.id);
+      if (failure.retryable) progress.stoppedAt(notification.id, index);
+      else progress.forget(notification.id);
       const step =
         requests.length === 1
           ? ACTION_LABELS[request.action]
@@ -202,7 +190,7 @@ export function createOpsgenieNotifier(
         secrets,
       );
     }
-    progress.delete(notification.id);
+    progress.forget(notification.id);
   }
 
   return { send, close: () => http.close() };

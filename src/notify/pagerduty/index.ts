@@ -8,6 +8,7 @@ import { toError } from '../../errors.js';
 import { REDACTED, redactUrlPassword, urlPassword } from '../../config/secret-text.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { createHttpClient, httpTarget } from '../http.js';
+import { SendProgress } from '../progress.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
@@ -107,19 +108,27 @@ export function createPagerdutyNotifier(
     }
   }
 
+  const progress = new SendProgress();
+
   /**
-   * Sends the notification's events in order and stops at the first failure. A retry sends them
-   * all again: PagerDuty folds a repeated trigger into the open alert with the same dedup_key and
-   * drops a resolve for an alert already resolved. (Not undone by a retry: a change event that
-   * was accepted before the failure is recorded again, and in a burst whose events resolve an
-   * episode and then fail further on, the repeated trigger opens a new alert that the repeated
-   * resolve closes at once.)
+   * Sends the notification's events in order and stops at the first failure; its retry in this
+   * process starts at the event that failed. A retry elsewhere (another replica, a restart)
+   * sends them all again: PagerDuty folds a repeated trigger into the open alert with the same
+   * dedup_key and drops a resolve for an alert already resolved. (Not undone then: a change event
+   * accepted before the failure is recorded again, and in a burst whose events resolve an episode
+   * and then fail further on, the repeated trigger opens a new alert that the repeated resolve
+   * closes at once.)
    */
   async function send(notification: Notification): Promise<void> {
     const requests = renderPagerduty(notification, options, now());
-    for (const [index, request] of requests.entries()) {
+    const first = progress.start(notification.id, requests.length);
+    for (let index = first; index < requests.length; index++) {
+      const request = requests[index];
+      if (request === undefined) break;
       const failure = await post(request);
       if (failure === null) continue;
+      if (failure.retryable) progress.stoppedAt(notification.id, index);
+      else progress.forget(notification.id);
       const what = request.endpoint === 'change' ? 'change event' : request.body.event_action;
       const where =
         requests.length > 1 ? ` (${what}, event ${index + 1} of ${requests.length})` : '';
@@ -135,6 +144,7 @@ export function createPagerdutyNotifier(
         secrets,
       );
     }
+    progress.forget(notification.id);
   }
 
   return { send, close: () => http.close() };
