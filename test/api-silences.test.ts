@@ -7,7 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey } from '../src/api/crypto.js';
-import { killAll, metricValue, startDaemon, writeConfig, type Daemon } from './helpers/process.js';
+import {
+  killAll,
+  morePolls,
+  queuesIdle,
+  startDaemon,
+  writeConfig,
+  type Daemon,
+} from './helpers/process.js';
 import { waitFor } from './helpers/wait.js';
 import {
   ADMIN_TOKEN,
@@ -39,36 +46,6 @@ async function token(team: string): Promise<string> {
   const res = await admin('POST', '/api/v1/tokens', { team });
   expect(res.status, res.text).toBe(201);
   return res.body.token as string;
-}
-
-async function metrics(): Promise<string> {
-  return (await fetch(`${d.url}/metrics`)).text();
-}
-
-/** Waits for `n` more successful incidents polls (the next transition is then seen). */
-async function morePolls(n: number): Promise<void> {
-  const polls = (text: string): number =>
-    metricValue(text, 'statuswatch_polls_total', { kind: 'incidents', outcome: 'ok' });
-  const start = polls(await metrics());
-  await waitFor(async () => polls(await metrics()) >= start + n, {
-    timeoutMs: 15_000,
-    intervalMs: 100,
-    what: `${n} more incidents polls`,
-  });
-}
-
-async function queuesIdle(): Promise<void> {
-  await waitFor(
-    async () => {
-      const text = await metrics();
-      return !['transitions', 'deliveries', 'delivery-retries'].some((queue) =>
-        ['waiting', 'active', 'delayed'].some(
-          (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
-        ),
-      );
-    },
-    { timeoutMs: 15_000, intervalMs: 100, what: 'idle queues' },
-  );
 }
 
 const ids = (res: { body: { silences: { id: string }[] } }): string[] =>
@@ -189,14 +166,14 @@ describe('/api/v1/silences', () => {
   });
 
   it("the silence drops A's next matching transition while B's is delivered", async () => {
-    await morePolls(2);
+    await morePolls(d, 2, { kinds: ['incidents'] });
     w.clock.tick();
     w.sim.openIncident('stripe', { title: 'Card payments failing', body: 'Looking' });
     await waitFor(() => hook.of(PATH_B, 'incident.opened').length > 0, {
       timeoutMs: 15_000,
       what: "team B's incident.opened",
     });
-    await queuesIdle();
+    await queuesIdle(d);
     expect(hook.of(PATH_A)).toEqual([]);
   });
 

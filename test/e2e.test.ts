@@ -13,7 +13,11 @@ import { waitFor } from './helpers/wait.js';
 import { promtoolCheck } from './helpers/promtool.js';
 import {
   killAll,
+  metricsOf,
   metricValue,
+  morePolls,
+  okPolls,
+  queuesIdle,
   startDaemon,
   tempDir,
   writeConfig,
@@ -235,44 +239,6 @@ function configOf(
   };
 }
 
-async function metrics(d: Daemon): Promise<string> {
-  const res = await fetch(`${d.url}/metrics`);
-  expect(res.status).toBe(200);
-  return res.text();
-}
-
-const okPolls = (text: string, kind: string): number =>
-  metricValue(text, 'statuswatch_polls_total', { kind, outcome: 'ok' });
-
-/** Waits until `n` more successful status and incidents polls have completed. */
-async function morePolls(d: Daemon, n: number, kinds = ['status', 'incidents']): Promise<void> {
-  const before = await metrics(d);
-  const start = kinds.map((k) => okPolls(before, k));
-  await waitFor(
-    async () => {
-      const now = await metrics(d);
-      return kinds.every((k, i) => okPolls(now, k) >= (start[i] ?? 0) + n);
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: `${n} more ${kinds.join(' and ')} polls` },
-  );
-}
-
-/** Waits until the transitions and deliveries queues hold nothing waiting, active or delayed. */
-async function queuesIdle(d: Daemon): Promise<string> {
-  return waitFor(
-    async () => {
-      const text = await metrics(d);
-      const busy = ['transitions', 'deliveries', 'delivery-retries'].some((queue) =>
-        ['waiting', 'active', 'delayed'].some(
-          (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
-        ),
-      );
-      return busy ? false : text;
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: 'idle transitions and deliveries queues' },
-  );
-}
-
 const pairsOf = (hits: readonly Hit[]): string[] => hits.map((h) => `${h.type} ${h.feedId}`).sort();
 
 async function hookArrived(w: World, type: string, feedId: string): Promise<Hit> {
@@ -301,7 +267,7 @@ function expectNoSecrets(output: string, w: World): void {
 async function baselined(d: Daemon): Promise<void> {
   await waitFor(
     async () => {
-      const text = await metrics(d);
+      const text = await metricsOf(d);
       return okPolls(text, 'status') >= 1 && okPolls(text, 'incidents') >= 1;
     },
     { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
@@ -330,14 +296,14 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     // A flap seen in polls of one upstream snapshot only: no status.changed.
     w.clock.tick();
     w.sim.setStatus('slack', 'major_outage');
-    await morePolls(d, 2, ['status']);
+    await morePolls(d, 2, { kinds: ['status'] });
     w.clock.tick();
     w.sim.setStatus('slack', 'operational');
-    await morePolls(d, 2, ['status']);
+    await morePolls(d, 2, { kinds: ['status'] });
     // A change held over 3 polls and 2 distinct snapshots: one status.changed.
     w.clock.tick(60_000);
     w.sim.setStatus('github', 'degraded');
-    await morePolls(d, 2, ['status']);
+    await morePolls(d, 2, { kinds: ['status'] });
     expect(pairsOf(w.hook.hits).filter((p) => p.startsWith('status.changed'))).toEqual([]);
     w.clock.tick(60_000); // the next upstream cycle: a second distinct snapshot
     const changed = await hookArrived(w, 'status.changed', 'github');

@@ -12,21 +12,26 @@
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
-import { killAll, startDaemon, tempDir, writeConfig } from './helpers/process.js';
+import {
+  killAll,
+  metricsOf,
+  metricValue,
+  morePolls,
+  queuesIdle,
+  startDaemon,
+  tempDir,
+  writeConfig,
+} from './helpers/process.js';
 import { scanKeys } from './helpers/redis.js';
 import {
   daemonConfig,
-  metricsOf,
-  morePolls,
   NO_REDIS_SERVER,
-  queuesIdle,
   redisServerBinary,
   startCluster,
   webhookReceiver,
   type LocalCluster,
   type Receiver,
 } from './helpers/redis-topology.js';
-import { metricValue } from './helpers/process.js';
 import { waitFor } from './helpers/wait.js';
 
 const binary = await redisServerBinary();

@@ -24,7 +24,10 @@ import {
 } from './helpers/faults.js';
 import {
   killAll,
-  metricValue,
+  metricsOf,
+  morePolls,
+  okPolls,
+  queuesIdle,
   startDaemon,
   tempDir,
   writeConfig,
@@ -82,42 +85,6 @@ async function world(): Promise<World> {
 }
 
 // ---------------------------------------------------------------------------------------------
-
-async function metrics(d: Daemon): Promise<string> {
-  const res = await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(3000) });
-  return res.text();
-}
-
-const okPolls = (text: string, kind: string): number =>
-  metricValue(text, 'statuswatch_polls_total', { kind, outcome: 'ok' });
-
-/** Waits until `n` more successful status and incidents polls have completed. */
-async function morePolls(d: Daemon, n: number, timeoutMs = 10_000): Promise<void> {
-  const before = await metrics(d);
-  const start = ['status', 'incidents'].map((k) => okPolls(before, k));
-  await waitFor(
-    async () => {
-      const now = await metrics(d).catch(() => '');
-      return ['status', 'incidents'].every((k, i) => okPolls(now, k) >= (start[i] ?? 0) + n);
-    },
-    { timeoutMs, intervalMs: 100, what: `${n} more status and incidents polls` },
-  );
-}
-
-/** Waits until the transitions and delivery queues hold nothing waiting, active or delayed. */
-async function queuesIdle(d: Daemon): Promise<void> {
-  await waitFor(
-    async () => {
-      const text = await metrics(d);
-      return !['transitions', 'deliveries', 'delivery-retries'].some((queue) =>
-        ['waiting', 'active', 'delayed'].some(
-          (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
-        ),
-      );
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: 'idle transitions and delivery queues' },
-  );
-}
 
 /** GET /readyz: its status, 0 when no answer came within 3 s. */
 async function readyz(d: Daemon): Promise<number> {
@@ -229,7 +196,7 @@ async function cpuSeconds(pid: number): Promise<number> {
 async function baselined(d: Daemon): Promise<void> {
   await waitFor(
     async () => {
-      const text = await metrics(d);
+      const text = await metricsOf(d);
       return okPolls(text, 'status') >= 1 && okPolls(text, 'incidents') >= 1;
     },
     { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
@@ -438,7 +405,7 @@ describe('the daemon through a Redis outage', () => {
       const restartedAt = Date.now();
       const upAfterMs = await readyzBecomes(d, 200, 10_000);
       // The daemon polls again (its schedules restored) and takes what it sees as its new baseline.
-      await morePolls(d, 2, 45_000);
+      await morePolls(d, 2, { timeoutMs: 45_000 });
       const pollingAfterMs = Date.now() - restartedAt;
       await queuesIdle(d);
       expect(delivered(w.hook), 'nothing announced again at the re-baseline').toHaveLength(before);

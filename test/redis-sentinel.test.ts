@@ -13,13 +13,18 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { createSimulator } from '../src/sim/index.js';
-import { killAll, startDaemon, tempDir, writeConfig } from './helpers/process.js';
+import {
+  killAll,
+  morePolls,
+  queuesIdle,
+  startDaemon,
+  tempDir,
+  writeConfig,
+} from './helpers/process.js';
 import { scanKeys } from './helpers/redis.js';
 import {
   daemonConfig,
-  morePolls,
   NO_REDIS_SERVER,
-  queuesIdle,
   redisServerBinary,
   startSentinels,
   webhookReceiver,

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { QUEUES } from '../../src/queues.js';
 import { waitFor } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -208,4 +209,61 @@ export function metricValue(
       sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
+}
+
+/** The daemon's /metrics text (throws on any status but 200). */
+export async function metricsOf(d: Daemon): Promise<string> {
+  const res = await fetch(`${d.url}/metrics`);
+  if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+  return res.text();
+}
+
+/** Successful polls of `kind` counted in a /metrics text. */
+export const okPolls = (metricsText: string, kind: string): number =>
+  metricValue(metricsText, 'statuswatch_polls_total', { kind, outcome: 'ok' });
+
+/**
+ * Waits until the replicas `ds` have completed `n` more successful polls of each of `kinds`
+ * between them. Polls are jobs any replica may take, so with several replicas running, one of
+ * them alone may see none; a replica that does not answer /metrics counts as no progress.
+ */
+export async function morePolls(
+  ds: Daemon | readonly Daemon[],
+  n: number,
+  {
+    kinds = ['status', 'incidents'],
+    timeoutMs = 30_000,
+  }: { kinds?: string[]; timeoutMs?: number } = {},
+): Promise<void> {
+  const daemons: readonly Daemon[] = 'url' in ds ? [ds] : ds;
+  const totals = async (): Promise<number[]> => {
+    const texts = await Promise.all(daemons.map((d) => metricsOf(d).catch(() => '')));
+    return kinds.map((kind) => texts.reduce((sum, text) => sum + okPolls(text, kind), 0));
+  };
+  const start = await totals();
+  await waitFor(async () => (await totals()).every((total, i) => total >= (start[i] ?? 0) + n), {
+    timeoutMs,
+    intervalMs: 100,
+    what: `${n} more ${kinds.join(' and ')} polls`,
+  });
+}
+
+/**
+ * Waits until the routing and delivery queues hold nothing waiting, active or delayed, as `d`
+ * reports them; answers the /metrics text it last read.
+ */
+export async function queuesIdle(d: Daemon, timeoutMs = 30_000): Promise<string> {
+  const queues = [QUEUES.transitions, QUEUES.deliveries, QUEUES.deliveryRetries];
+  return waitFor(
+    async () => {
+      const text = await metricsOf(d);
+      const busy = queues.some((queue) =>
+        ['waiting', 'active', 'delayed'].some(
+          (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
+        ),
+      );
+      return busy ? false : text;
+    },
+    { timeoutMs, intervalMs: 100, what: `idle ${queues.join(', ')} queues` },
+  );
 }

@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { listen, readBody, verifyDelivery } from '../../src/demo/sinks.js';
 import { findOnPath, redisAnswers } from './global-setup.js';
-import { freePort, metricValue, type Daemon } from './process.js';
+import { freePort } from './process.js';
 import { waitFor } from './wait.js';
 
 const HOST = '127.0.0.1';
@@ -506,43 +506,4 @@ export function daemonConfig(o: {
     ),
     subscriptions: [{ name: 'all', services: ['*'], events: o.events, channels: o.channels }],
   };
-}
-
-/** The daemon's /metrics text. */
-export async function metricsOf(d: Daemon): Promise<string> {
-  const res = await fetch(`${d.url}/metrics`);
-  if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
-  return res.text();
-}
-
-const okPolls = (text: string, kind: string): number =>
-  metricValue(text, 'statuswatch_polls_total', { kind, outcome: 'ok' });
-
-/** Waits until `n` more successful status and incidents polls have completed. */
-export async function morePolls(d: Daemon, n: number, timeoutMs = 15_000): Promise<void> {
-  const before = await metricsOf(d);
-  const start = ['status', 'incidents'].map((k) => okPolls(before, k));
-  await waitFor(
-    async () => {
-      const text = await metricsOf(d);
-      return ['status', 'incidents'].every((k, i) => okPolls(text, k) >= (start[i] ?? 0) + n);
-    },
-    { timeoutMs, intervalMs: 100, what: `${n} more status and incidents polls` },
-  );
-}
-
-/** Waits until the transitions and delivery queues hold nothing waiting, active or delayed. */
-export async function queuesIdle(d: Daemon, timeoutMs = 15_000): Promise<string> {
-  return waitFor(
-    async () => {
-      const text = await metricsOf(d);
-      const busy = ['transitions', 'deliveries', 'delivery-retries'].some((queue) =>
-        ['waiting', 'active', 'delayed'].some(
-          (state) => metricValue(text, 'statuswatch_queue_jobs', { queue, state }) > 0,
-        ),
-      );
-      return busy ? false : text;
-    },
-    { timeoutMs, intervalMs: 100, what: 'idle transitions and delivery queues' },
-  );
 }
