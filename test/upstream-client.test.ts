@@ -325,6 +325,44 @@ describe('normalized results over HTTP', () => {
     expect(inc.data.incidents).toEqual(fx.incidentsAExpected.incidents);
   });
 
+  it('a repeated list: rows byte-identical to the last response are taken from the row memo, same model, words and skips', async () => {
+    const client = createUpstreamClient({ baseUrl: up.baseUrl, timeoutMs: 5_000 });
+    try {
+      const broken = [{ feedId: 'x', title: 'no id', started: 1 }, { id: 'q' }];
+      up.routes.set('/api/v1/incidents', {
+        json: { ...fx.incidentsA, data: [...fx.incidentsA.data, ...broken] },
+      });
+      const first = await client.incidents();
+      const again = await client.incidents();
+      expect(again.data).toEqual(first.data);
+      expect(again.skipped).toBe(2);
+      expect([...(again.words?.entries() ?? [])]).toEqual([...(first.words?.entries() ?? [])]);
+      again.data.incidents.forEach((inc, i) => {
+        expect(inc).toBe(first.data.incidents[i]);
+      });
+
+      // One incident changes: it alone is read anew.
+      const [head, ...rest] = fx.incidentsA.data;
+      up.routes.set('/api/v1/incidents', {
+        json: { ...fx.incidentsA, data: [{ ...head, title: 'Changed title' }, ...rest] },
+      });
+      const changed = await client.incidents();
+      expect(changed.data.incidents[0]?.title).toBe('Changed title');
+      expect(changed.data.incidents[0]).not.toBe(first.data.incidents[0]);
+      expect(changed.data.incidents.slice(1)).toEqual(first.data.incidents.slice(1));
+      changed.data.incidents.slice(1).forEach((inc, i) => {
+        expect(inc).toBe(first.data.incidents[i + 1]);
+      });
+
+      up.routes.set('/api/v1/status', { json: fx.statusA });
+      const status = await client.status();
+      expect((await client.status()).data).toEqual(status.data);
+      expect(status.data).toEqual(fx.statusAExpected);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a BOM and a missing content-type are tolerated', async () => {
     up.routes.set('/api/v1/services', {
       raw: `\uFEFF${JSON.stringify(fx.servicesB)}`,

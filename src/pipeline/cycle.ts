@@ -57,6 +57,11 @@ export interface PipelineRules {
 
 const DEFAULT_CONFIRMATIONS = 5;
 
+/** The row named its service (Variant A): the incident is used as it is, not copied. */
+function hasFeedId(incident: Incident): incident is Incident & { feedId: string } {
+  return incident.feedId !== null;
+}
+
 /** A per-round pseudo-random order, so a backlog of confirmations is worked through fairly. */
 function rotationOrder(feedId: string, round: string): string {
   return createHash('sha1').update(round).update('\u0000').update(feedId).digest('hex');
@@ -413,7 +418,11 @@ export class Pipeline {
     const identified: (Incident & { feedId: string })[] = [];
     let unidentified = 0;
     for (const incident of incidents) {
-      const feedId = incident.feedId ?? byName.get(incident.serviceName);
+      if (hasFeedId(incident)) {
+        identified.push(incident);
+        continue;
+      }
+      const feedId = byName.get(incident.serviceName);
       if (feedId === undefined) unidentified += 1;
       else identified.push({ ...incident, feedId });
     }

@@ -54,6 +54,7 @@ import {
   type RowCollector,
 } from './normalize.js';
 import { ServiceStateMemo } from './memo.js';
+import { RowMemo } from './row-memo.js';
 import { EnvelopeStreamParser, JsonStreamError, type ParsedEnvelope } from './json-stream.js';
 import { errorBodySchema, type WireEnvelope } from './schemas.js';
 
@@ -218,7 +219,15 @@ class ConsumerFailed extends Error {
 interface Reader<T> {
   normalize: (env: WireEnvelope) => Normalized<T>;
   rows?: () => RowCollector<T>;
+  /** The rows of this endpoint's last response (its collectors take `again`). */
+  memo?: RowMemo;
 }
+
+/**
+ * Bytes of rows remembered per list endpoint (row-memo.ts): the status rows of about 13,000
+ * services or a few thousand open incidents; a larger list is remembered up to there.
+ */
+export const ROW_MEMO_BYTES = 8 * 1024 * 1024;
 
 export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
   let base: URL;
@@ -385,7 +394,9 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
                   rowsTo.collector = makeRows();
                 },
                 row: (row) => rowsTo.collector?.add(row),
+                again: (result) => rowsTo.collector?.again?.(result),
               },
+          reader.memo ?? null,
         )
       : null;
     const errorChunks: Buffer[] = [];
@@ -513,13 +524,21 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
   const list = <T>(
     n: (data: unknown, meta: unknown) => Normalized<T>,
     rows: () => RowCollector<T>,
-  ): Reader<T> => ({ normalize: (env) => n(env.data, env.meta), rows });
+    memo?: RowMemo,
+  ): Reader<T> => ({
+    normalize: (env) => n(env.data, env.meta),
+    rows,
+    ...(memo === undefined ? {} : { memo }),
+  });
   const one = <T>(n: (data: unknown) => Normalized<T>): Reader<T> => ({
     normalize: (env) => n(env.data),
   });
 
   // The rows of the last plain GET /status, reused by the next one (memo.ts).
   const statusMemo = new ServiceStateMemo();
+  // The bytes of the last plain GET /status and GET /incidents rows (row-memo.ts).
+  const statusRows = new RowMemo(ROW_MEMO_BYTES);
+  const incidentRows = new RowMemo(ROW_MEMO_BYTES);
 
   return {
     hasPremium: apiKey !== null,
@@ -541,9 +560,9 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       call(() =>
         get(
           { path: '/status', route: '/status', query: { include: q.include } },
-          list(normalizeStatusSnapshot, () =>
-            statusSnapshotCollector(q.include === undefined ? statusMemo : undefined),
-          ),
+          q.include === undefined
+            ? list(normalizeStatusSnapshot, () => statusSnapshotCollector(statusMemo), statusRows)
+            : list(normalizeStatusSnapshot, () => statusSnapshotCollector()),
         ),
       ),
     serviceStatus: (feedId, q = {}) =>
@@ -561,7 +580,7 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       call(() =>
         get(
           { path: '/incidents', route: '/incidents' },
-          list(normalizeIncidentList, incidentListCollector),
+          list(normalizeIncidentList, incidentListCollector, incidentRows),
         ),
       ),
     serviceIncidents: (feedId) =>

@@ -17,6 +17,8 @@
  * `JSON.parse` per row, and the poll-cycle target there is 1 s of CPU for everything.
  */
 
+import type { RowMemo } from './row-memo.js';
+
 /** The body is not valid JSON (the message never quotes the body). */
 export class JsonStreamError extends Error {
   override name = 'JsonStreamError';
@@ -26,8 +28,16 @@ export class JsonStreamError extends Error {
 export interface RowSink {
   /** A `data` list starts (again, for a duplicate `data` key: forget the rows so far). */
   start(): void;
-  /** One element of the list, as `JSON.parse` reads it (any JSON value, not only objects). */
-  row(value: unknown): void;
+  /**
+   * One element of the list, as `JSON.parse` reads it (any JSON value, not only objects).
+   * Returns what a `RowMemo` remembers for the row's bytes.
+   */
+  row(value: unknown): unknown;
+  /**
+   * A row whose bytes equal a row of the previous response (with a `RowMemo`): what `row`
+   * returned for that one. Without it, every row is parsed.
+   */
+  again?(result: unknown): void;
 }
 
 export interface ParsedEnvelope {
@@ -108,9 +118,20 @@ export class EnvelopeStreamParser {
   private runStart = -1;
   private runEnd = 0;
   private runRows = 0;
+  /** With a memo: where each row of the run starts and ends (pairs). */
+  private runBounds: number[] = [];
+  private readonly memo: RowMemo | null;
 
-  /** `sink` null: a `data` list is parsed whole like any other value. */
-  constructor(private readonly sink: RowSink | null) {}
+  /**
+   * `sink` null: a `data` list is parsed whole like any other value. With a `memo` (and a sink
+   * that takes `again`), rows byte-identical to one of the previous response are not parsed.
+   */
+  constructor(
+    private readonly sink: RowSink | null,
+    memo: RowMemo | null = null,
+  ) {
+    this.memo = sink?.again === undefined ? null : memo;
+  }
 
   /** Bytes seen so far. */
   get size(): number {
@@ -198,6 +219,7 @@ export class EnvelopeStreamParser {
             this.rowList = true;
             this.rows = 0;
             delete this.envelope.data;
+            this.memo?.begin();
             this.sink.start();
             this.state = S_ROW_OR_END;
             i += 1;
@@ -249,6 +271,7 @@ export class EnvelopeStreamParser {
       return { value: parse(text), rowList: false, rows: 0 };
     }
     if (this.state !== S_DONE) throw this.error('unexpected end of JSON input');
+    if (this.rowList) this.memo?.commit();
     return { value: this.envelope, rowList: this.rowList, rows: this.rows };
   }
 
@@ -340,23 +363,25 @@ export class EnvelopeStreamParser {
   }
 
   private finishCapture(c: Buffer, start: number, end: number): void {
+    if (this.capTarget === TO_ROW && this.memo !== null && this.findRow(c, start, end)) return;
     if (this.capTarget === TO_ROW && this.capParts.length === 0) {
       // A row that lies in this chunk joins the run of such rows, parsed together (flushRun).
       if (this.runStart < 0) this.runStart = start;
       this.runEnd = end;
       this.runRows += 1;
+      if (this.memo !== null) this.runBounds.push(start, end);
       this.state = S_ROWS_NEXT;
       return;
     }
-    let text: string;
+    let raw: Buffer;
     if (this.capParts.length === 0) {
-      text = c.toString('utf8', start, end);
+      raw = c.subarray(start, end);
     } else {
       this.capParts.push(c.subarray(start, end));
-      text = Buffer.concat(this.capParts).toString('utf8');
+      raw = Buffer.concat(this.capParts);
       this.capParts = [];
     }
-    const value = parse(text);
+    const value = parse(raw.toString('utf8'));
     switch (this.capTarget) {
       case TO_KEY:
         this.key = value as string;
@@ -372,12 +397,35 @@ export class EnvelopeStreamParser {
         });
         this.state = S_OBJ_NEXT;
         return;
-      case TO_ROW:
+      case TO_ROW: {
         this.rows += 1;
-        this.sink?.row(value);
+        const result = this.sink?.row(value);
+        this.memo?.keep(raw, result);
         this.state = S_ROWS_NEXT;
         return;
+      }
     }
+  }
+
+  /**
+   * With a memo: a row byte-identical to one of the previous response is handed on as what it
+   * became then (after the rows before it). Returns false when there is none.
+   */
+  private findRow(c: Buffer, start: number, end: number): boolean {
+    const memo = this.memo as RowMemo;
+    const bytes =
+      this.capParts.length === 0
+        ? c.subarray(start, end)
+        : Buffer.concat([...this.capParts, c.subarray(start, end)]);
+    const hit = memo.find(bytes);
+    if (hit === undefined) return false;
+    this.capParts = [];
+    this.flushRun(c);
+    memo.keepFound(hit);
+    this.rows += 1;
+    this.sink?.again?.(hit.result);
+    this.state = S_ROWS_NEXT;
+    return true;
   }
 
   /**
@@ -389,13 +437,19 @@ export class EnvelopeStreamParser {
     if (this.runStart < 0) return;
     const text = `[${c.toString('utf8', this.runStart, this.runEnd)}]`;
     const expected = this.runRows;
+    const bounds = this.runBounds;
     this.runStart = -1;
     this.runRows = 0;
+    if (bounds.length > 0) this.runBounds = [];
     const values = parse(text);
     if (!Array.isArray(values) || values.length !== expected) throw this.error('row list');
+    const memo = this.memo;
+    let i = 0;
     for (const value of values as unknown[]) {
       this.rows += 1;
-      this.sink?.row(value);
+      const result = this.sink?.row(value);
+      if (memo !== null) memo.keep(c.subarray(bounds[i] ?? 0, bounds[i + 1] ?? 0), result);
+      i += 2;
     }
   }
 }

@@ -48,7 +48,9 @@ import {
 } from './schemas.js';
 import { copyState, type ServiceStateMemo } from './memo.js';
 import {
+  RowWords,
   WordCounts,
+  type WordSink,
   mapIncidentStatus,
   mapServiceStatus,
   mapSlaStatus,
@@ -75,7 +77,14 @@ export type Normalized<T> =
  * `normalizeXxxList(data, meta)` is the same collector fed from an already parsed array.
  */
 export interface RowCollector<T> {
-  add(row: unknown): void;
+  /** Returns what a `RowMemo` may remember for the row's bytes (see `again`). */
+  add(row: unknown): unknown;
+  /**
+   * A row byte-identical to one `add` saw in an earlier response gets `add`'s result for that
+   * one instead (row-memo.ts): the collector replays it without parsing. Only collectors whose
+   * per-row work is a pure function of the row have it.
+   */
+  again?(result: unknown): void;
   finish(meta: unknown): Normalized<T>;
 }
 
@@ -283,7 +292,7 @@ const draft: ServiceState = {
   lastCheck: null,
 };
 
-function draftA(w: WireStatusRowA, words?: WordCounts): ServiceState {
+function draftA(w: WireStatusRowA, words?: WordSink): ServiceState {
   if (words !== undefined) {
     words.add('status.displayStatus', w.displayStatus);
     words.add('status.status', w.status);
@@ -319,7 +328,7 @@ function draftA(w: WireStatusRowA, words?: WordCounts): ServiceState {
   return d;
 }
 
-function draftB(w: WireStatusRowB, words?: WordCounts): ServiceState {
+function draftB(w: WireStatusRowB, words?: WordSink): ServiceState {
   if (words !== undefined) {
     words.add('statusB.status', w.status);
     words.add('statusB.indicator', w.indicator);
@@ -346,7 +355,7 @@ function draftB(w: WireStatusRowB, words?: WordCounts): ServiceState {
 }
 
 /** The row's state in `draft` (valid until the next row), or undefined for a malformed row. */
-function draftStatusRow(row: unknown, words?: WordCounts): ServiceState | undefined {
+function draftStatusRow(row: unknown, words?: WordSink): ServiceState | undefined {
   if (detectStatusRowVariant(row) === 'A') {
     const fast = isRecord(row) ? readStatusRowA(row) : undefined;
     if (fast !== undefined) return draftA(fast, words);
@@ -364,6 +373,14 @@ function parseStatusRow(row: unknown, words?: WordCounts): StateParse {
   return d === undefined ? { success: false } : { success: true, data: copyState(d) };
 }
 
+/** What a status row became, for a `RowMemo` (null state: the row was skipped). */
+class StatusRow {
+  constructor(
+    readonly state: ServiceState | null,
+    readonly words: RowWords | null,
+  ) {}
+}
+
 /**
  * The rows of GET /status, one at a time. With a `memo`, a row equal to the one the memo saw last
  * for its service is that same object (see `memo.ts`): callers must not modify the states.
@@ -374,16 +391,32 @@ export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<S
   const round = memo?.begin() ?? 0;
   let rows = 0;
   let skipped = 0;
+  const keep = (state: ServiceState): ServiceState =>
+    memo === undefined ? state : memo.settle(state, round);
   return {
     add(row) {
       rows += 1;
       if (!isRecord(row)) {
         skipped += 1;
-        return;
+        return new StatusRow(null, null);
       }
-      const d = draftStatusRow(row, words);
-      if (d === undefined) skipped += 1;
-      else services.push(memo === undefined ? copyState(d) : memo.settle(d, round));
+      const rowWords = new RowWords();
+      const d = draftStatusRow(row, rowWords);
+      rowWords.addTo(words);
+      if (d === undefined) {
+        skipped += 1;
+        return new StatusRow(null, rowWords);
+      }
+      const state = memo === undefined ? copyState(d) : memo.settle(d, round);
+      services.push(state);
+      return new StatusRow(state, rowWords);
+    },
+    again(result) {
+      if (!(result instanceof StatusRow)) throw new TypeError('not a status row');
+      rows += 1;
+      result.words?.addTo(words);
+      if (result.state === null) skipped += 1;
+      else services.push(keep(result.state));
     },
     finish(meta) {
       memo?.end(round);
@@ -490,32 +523,48 @@ function buildIncident(w: WireIncident, raw: Record<string, unknown>): Incident 
   };
 }
 
-function parseIncident(
-  row: unknown,
-  words?: WordCounts,
-): { success: true; data: Incident } | { success: false } {
-  if (!isRecord(row)) return { success: false };
-  const p = incidentSchema.safeParse(row);
-  if (!p.success) return { success: false };
-  words?.add('incident.status', p.data.status);
-  const incident = buildIncident(p.data, row);
-  return incident === null ? { success: false } : { success: true, data: incident };
+/** What an incident row became (null incident: skipped), for a `RowMemo`. */
+class IncidentRow {
+  constructor(
+    readonly incident: Incident | null,
+    /** The row has Variant A fields. */
+    readonly isA: boolean,
+    /** Its `status` word, for the vocabulary. */
+    readonly word: string | undefined,
+  ) {}
 }
 
-/** The rows of GET /incidents and /incidents/{feedId}, one at a time. */
+function parseIncident(row: unknown): IncidentRow {
+  const isA = hasAny(row, INCIDENT_VARIANT_A_FIELDS);
+  if (!isRecord(row)) return new IncidentRow(null, isA, undefined);
+  const p = incidentSchema.safeParse(row);
+  if (!p.success) return new IncidentRow(null, isA, undefined);
+  return new IncidentRow(buildIncident(p.data, row), isA, p.data.status);
+}
+
+/**
+ * The rows of GET /incidents and /incidents/{feedId}, one at a time. The incidents may be
+ * shared with an earlier response (a `RowMemo` hit): nobody may modify them.
+ */
 export function incidentListCollector(): RowCollector<IncidentList> {
   const incidents: Incident[] = [];
   const words = new WordCounts();
   let rows = 0;
   let skipped = 0;
   let rowsAreA = false;
+  const take = (r: IncidentRow): IncidentRow => {
+    rows += 1;
+    if (r.isA) rowsAreA = true;
+    words.add('incident.status', r.word);
+    if (r.incident !== null) incidents.push(r.incident);
+    else skipped += 1;
+    return r;
+  };
   return {
-    add(row) {
-      rows += 1;
-      if (!rowsAreA && hasAny(row, INCIDENT_VARIANT_A_FIELDS)) rowsAreA = true;
-      const parsed = parseIncident(row, words);
-      if (parsed.success) incidents.push(parsed.data);
-      else skipped += 1;
+    add: (row) => take(parseIncident(row)),
+    again(result) {
+      if (!(result instanceof IncidentRow)) throw new TypeError('not an incident row');
+      take(result);
     },
     finish(meta) {
       const m = incidentMetaSchema.safeParse(meta);
