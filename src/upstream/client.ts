@@ -223,10 +223,7 @@ interface Reader<T> {
   memo?: RowMemo;
 }
 
-/**
- * Bytes of rows remembered per list endpoint (row-memo.ts): the status rows of about 13,000
- * services or a few thousand open incidents; a larger list is remembered up to there.
- */
+/** Bytes of incident rows remembered (row-memo.ts): about 10,000 open incidents. */
 export const ROW_MEMO_BYTES = 8 * 1024 * 1024;
 
 export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
@@ -536,8 +533,8 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
 
   // The rows of the last plain GET /status, reused by the next one (memo.ts).
   const statusMemo = new ServiceStateMemo();
-  // The bytes of the last plain GET /status and GET /incidents rows (row-memo.ts).
-  const statusRows = new RowMemo(ROW_MEMO_BYTES);
+  // The bytes of the last GET /incidents rows (row-memo.ts). Not status rows: each carries
+  // check times that move with every upstream check, so they would seldom repeat.
   const incidentRows = new RowMemo(ROW_MEMO_BYTES);
 
   return {
@@ -560,9 +557,9 @@ export function createUpstreamClient(o: UpstreamClientOptions): UpstreamClient {
       call(() =>
         get(
           { path: '/status', route: '/status', query: { include: q.include } },
-          q.include === undefined
-            ? list(normalizeStatusSnapshot, () => statusSnapshotCollector(statusMemo), statusRows)
-            : list(normalizeStatusSnapshot, () => statusSnapshotCollector()),
+          list(normalizeStatusSnapshot, () =>
+            statusSnapshotCollector(q.include === undefined ? statusMemo : undefined),
+          ),
         ),
       ),
     serviceStatus: (feedId, q = {}) =>

@@ -48,9 +48,7 @@ import {
 } from './schemas.js';
 import { copyState, type ServiceStateMemo } from './memo.js';
 import {
-  RowWords,
   WordCounts,
-  type WordSink,
   mapIncidentStatus,
   mapServiceStatus,
   mapSlaStatus,
@@ -292,7 +290,7 @@ const draft: ServiceState = {
   lastCheck: null,
 };
 
-function draftA(w: WireStatusRowA, words?: WordSink): ServiceState {
+function draftA(w: WireStatusRowA, words?: WordCounts): ServiceState {
   if (words !== undefined) {
     words.add('status.displayStatus', w.displayStatus);
     words.add('status.status', w.status);
@@ -328,7 +326,7 @@ function draftA(w: WireStatusRowA, words?: WordSink): ServiceState {
   return d;
 }
 
-function draftB(w: WireStatusRowB, words?: WordSink): ServiceState {
+function draftB(w: WireStatusRowB, words?: WordCounts): ServiceState {
   if (words !== undefined) {
     words.add('statusB.status', w.status);
     words.add('statusB.indicator', w.indicator);
@@ -355,7 +353,7 @@ function draftB(w: WireStatusRowB, words?: WordSink): ServiceState {
 }
 
 /** The row's state in `draft` (valid until the next row), or undefined for a malformed row. */
-function draftStatusRow(row: unknown, words?: WordSink): ServiceState | undefined {
+function draftStatusRow(row: unknown, words?: WordCounts): ServiceState | undefined {
   if (detectStatusRowVariant(row) === 'A') {
     const fast = isRecord(row) ? readStatusRowA(row) : undefined;
     if (fast !== undefined) return draftA(fast, words);
@@ -373,14 +371,6 @@ function parseStatusRow(row: unknown, words?: WordCounts): StateParse {
   return d === undefined ? { success: false } : { success: true, data: copyState(d) };
 }
 
-/** What a status row became, for a `RowMemo` (null state: the row was skipped). */
-class StatusRow {
-  constructor(
-    readonly state: ServiceState | null,
-    readonly words: RowWords | null,
-  ) {}
-}
-
 /**
  * The rows of GET /status, one at a time. With a `memo`, a row equal to the one the memo saw last
  * for its service is that same object (see `memo.ts`): callers must not modify the states.
@@ -391,32 +381,16 @@ export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<S
   const round = memo?.begin() ?? 0;
   let rows = 0;
   let skipped = 0;
-  const keep = (state: ServiceState): ServiceState =>
-    memo === undefined ? state : memo.settle(state, round);
   return {
     add(row) {
       rows += 1;
       if (!isRecord(row)) {
         skipped += 1;
-        return new StatusRow(null, null);
+        return;
       }
-      const rowWords = new RowWords();
-      const d = draftStatusRow(row, rowWords);
-      rowWords.addTo(words);
-      if (d === undefined) {
-        skipped += 1;
-        return new StatusRow(null, rowWords);
-      }
-      const state = memo === undefined ? copyState(d) : memo.settle(d, round);
-      services.push(state);
-      return new StatusRow(state, rowWords);
-    },
-    again(result) {
-      if (!(result instanceof StatusRow)) throw new TypeError('not a status row');
-      rows += 1;
-      result.words?.addTo(words);
-      if (result.state === null) skipped += 1;
-      else services.push(keep(result.state));
+      const d = draftStatusRow(row, words);
+      if (d === undefined) skipped += 1;
+      else services.push(memo === undefined ? copyState(d) : memo.settle(d, round));
     },
     finish(meta) {
       memo?.end(round);

@@ -103,15 +103,23 @@ describe('RowMemo with EnvelopeStreamParser', () => {
     ]);
   });
 
-  it('remembers rows up to its byte budget and parses the rest every time', () => {
+  it('does not remember a response whose rows exceed its byte budget; a smaller one again', () => {
     const size = Buffer.byteLength(ten[0] ?? '');
     const memo = new RowMemo(size * 4);
     read(memo, body(ten));
-    expect(memo.rows).toBe(4);
+    expect(memo.rows).toBe(0);
     const pass = read(memo, body(ten));
-    expect(pass.seen.filter((s) => s.startsWith('again:'))).toHaveLength(4);
+    expect(pass.seen.every((s) => s.startsWith('parsed:'))).toBe(true);
     expect(pass.values.map((v) => (v as { value: unknown }).value)).toEqual(
       ten.map((r) => JSON.parse(r) as unknown),
+    );
+    // The first smaller response is measured, the one after it remembered.
+    read(memo, body(ten.slice(0, 4)));
+    expect(memo.rows).toBe(0);
+    read(memo, body(ten.slice(0, 4)));
+    expect(memo.rows).toBe(4);
+    expect(read(memo, body(ten.slice(0, 4))).seen).toEqual(
+      [0, 1, 2, 3].map((i) => `again:${String(i)}`),
     );
   });
 

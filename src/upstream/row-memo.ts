@@ -3,10 +3,11 @@
  * collector made of each: a row of the next response that is byte for byte the same is not
  * parsed, validated or normalized again, its remembered result is used.
  *
- * Why: every incidents poll repeats every open incident (a storm leaves thousands open) and
- * every status poll repeats every service, nearly all unchanged. Parsing them again cost most
- * of a quiet poll's CPU, and it sits between a new incident's poll response and its webhook.
- * Comparing bytes is a `memcmp`.
+ * Why: every incidents poll repeats every open incident (a storm leaves thousands open), nearly
+ * all unchanged. Parsing them again cost most of a quiet incidents poll's CPU, and it sits
+ * between a new incident's poll response and its webhook. Comparing bytes is a `memcmp`.
+ * (Status rows carry check times that move with every upstream check: they seldom repeat
+ * byte for byte, so the status list has `memo.ts`, which compares parsed fields, instead.)
  *
  * Safe by construction: a result is reused only for bytes equal to the bytes it was made from,
  * and a collector's per-row work is a pure function of the row, so a hit gives what parsing
@@ -15,9 +16,9 @@
  * found nowhere near is parsed, which is only slower. Two responses read at once through one
  * memo (never the case for one poll kind) would only cost hits.
  *
- * Bounded: rows are remembered until their bytes reach `maxBytes`; the rest of a larger
- * response is parsed every time (a status list of 100,000 services is 63 MB: the memory target
- * wins over the CPU there).
+ * Bounded: a response whose rows add up to more than `maxBytes` is not remembered at all, and
+ * the response after it is only measured (nothing copied) unless it is smaller: a status list
+ * of 20,000 services is 13 MB, and the memory targets there win over the CPU.
  */
 
 export interface RowMemoEntry {
@@ -32,7 +33,12 @@ export class RowMemo {
   private prev: RowMemoEntry[] = [];
   private next: RowMemoEntry[] = [];
   private at = 0;
+  /** Row bytes of the current response so far. */
   private size = 0;
+  /** Row bytes of the last complete response (0 before the first). */
+  private lastSize = 0;
+  /** Whether the current response's rows are remembered: the last one fitted `maxBytes`. */
+  private remembering = true;
   private hitCount = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -43,6 +49,7 @@ export class RowMemo {
     this.at = 0;
     this.size = 0;
     this.hitCount = 0;
+    this.remembering = this.lastSize <= this.maxBytes;
   }
 
   /**
@@ -64,19 +71,21 @@ export class RowMemo {
 
   /** Remembers a row `find` found, for the next response. */
   keepFound(e: RowMemoEntry): void {
-    this.remember(e);
+    this.count(e.bytes.length);
+    if (this.remembering) this.next.push(e);
   }
 
   /** Remembers what a parsed row became (a copy of its bytes: the chunk is not kept). */
   keep(row: Buffer, result: unknown): void {
-    if (this.size + row.length > this.maxBytes) return;
-    this.remember({ bytes: Buffer.from(row), result });
+    this.count(row.length);
+    if (this.remembering) this.next.push({ bytes: Buffer.from(row), result });
   }
 
   /** The response ended well: its rows are the ones the next response is matched against. */
   commit(): void {
     this.prev = this.next;
     this.next = [];
+    this.lastSize = this.size;
   }
 
   /** Rows the current response took from the memo. */
@@ -89,9 +98,12 @@ export class RowMemo {
     return this.prev.length;
   }
 
-  private remember(e: RowMemoEntry): void {
-    if (this.size + e.bytes.length > this.maxBytes) return;
-    this.size += e.bytes.length;
-    this.next.push(e);
+  private count(bytes: number): void {
+    this.size += bytes;
+    if (this.remembering && this.size > this.maxBytes) {
+      // Too big: none of this response is remembered, nor the next one's unless it is smaller.
+      this.remembering = false;
+      this.next = [];
+    }
   }
 }

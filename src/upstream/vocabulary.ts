@@ -277,26 +277,8 @@ export function isRecognised(field: VocabularyField, word: string): boolean {
   return v.promised.includes(w) || v.recognised.includes(w);
 }
 
-/** Somewhere the words of a row go. */
-export interface WordSink {
-  add(field: VocabularyField, word: string | null | undefined): void;
-}
-
-/** The words of one row, kept to be counted again when the same row comes back (row-memo.ts). */
-export class RowWords implements WordSink {
-  private readonly list: [VocabularyField, string][] = [];
-
-  add(field: VocabularyField, word: string | null | undefined): void {
-    if (word !== null && word !== undefined) this.list.push([field, word]);
-  }
-
-  addTo(counts: WordSink): void {
-    for (const [field, word] of this.list) counts.add(field, word);
-  }
-}
-
 /** Words seen in one response, counted per field (a few entries: the distinct words). */
-export class WordCounts implements WordSink {
+export class WordCounts {
   readonly counts = new Map<VocabularyField, Map<string, number>>();
 
   add(field: VocabularyField, word: string | null | undefined): void {
