@@ -1,6 +1,13 @@
+import { Queue, Worker, type Processor, type QueueOptions, type WorkerOptions } from 'bullmq';
+import type { Logger } from 'pino';
+import { toError } from './errors.js';
+import type { Keys, RedisClient } from './redis.js';
+
 /**
  * Every BullMQ queue of an installation, by role, in one table: the stages import their queue's
- * name from here, and the daemon's metrics sampler and Redis watch cover every entry.
+ * name from here, and the daemon's metrics sampler and Redis watch cover every entry. Stages
+ * open their queues and workers through `openQueue` / `startWorker` and run periodic upkeep
+ * through `startKeeper`, so the prefix, the error logging and the timer handling live here once.
  */
 export const QUEUES = {
   /** Poll jobs (one scheduler per poll kind, plus catalog and category refreshes). */
@@ -17,3 +24,67 @@ export const QUEUES = {
 
 export type QueueRole = keyof typeof QUEUES;
 export type QueueName = (typeof QUEUES)[QueueRole];
+
+/** What every stage's queues and workers are opened with. */
+export interface QueueHome {
+  connection: RedisClient;
+  keys: Keys;
+}
+
+/** The queue of `role` on the installation's prefix. */
+export function openQueue<D>(
+  role: QueueRole,
+  home: QueueHome,
+  options: Omit<QueueOptions, 'connection' | 'prefix'> = {},
+): Queue<D> {
+  return new Queue<D>(QUEUES[role], {
+    ...options,
+    connection: home.connection,
+    prefix: home.keys.tag,
+  });
+}
+
+/**
+ * A worker on the queue of `role`: on the installation's prefix, its errors logged once here as
+ * `worker:error` with the queue's name (BullMQ retries what failed; the line is for operators).
+ */
+export function startWorker<D, R>(
+  role: QueueRole,
+  processor: Processor<D, R>,
+  home: QueueHome & { log: Logger },
+  options: Omit<WorkerOptions, 'connection' | 'prefix'> = {},
+): Worker<D, R> {
+  const worker = new Worker<D, R>(QUEUES[role], processor, {
+    ...options,
+    connection: home.connection,
+    prefix: home.keys.tag,
+  });
+  worker.on('error', (err) => {
+    home.log.error(
+      { event: 'worker:error', queue: QUEUES[role], err: toError(err).message },
+      `${QUEUES[role]} worker error`,
+    );
+  });
+  return worker;
+}
+
+/**
+ * Runs `task` every `everyMs` (the timer does not hold the process open); a failure is logged
+ * at warn as `failure.event`. Returns the function that stops it.
+ */
+export function startKeeper(
+  everyMs: number,
+  task: () => Promise<unknown>,
+  log: Pick<Logger, 'warn'>,
+  failure: { event: string; message: string },
+): () => void {
+  const timer = setInterval(() => {
+    task().catch((err: unknown) => {
+      log.warn({ event: failure.event, err: toError(err).message }, failure.message);
+    });
+  }, everyMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+  };
+}

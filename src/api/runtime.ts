@@ -16,6 +16,7 @@ import { toError, errorCode } from '../errors.js';
 import type { ChannelConfig, SubscriptionConfig } from '../config/schema.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
 import type { SecretBox } from './crypto.js';
+import { startKeeper } from '../queues.js';
 import {
   duplicateOf,
   openChannel,
@@ -54,7 +55,7 @@ export class ApiRuntime {
   private refreshing: Promise<void> | null = null;
   private again = false;
   private subscriber: RedisClient | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private stopTimer: (() => void) | null = null;
   private readonly now: () => number;
   /** Names already warned about (a warning per problem, not per refresh). */
   private readonly warned = new Set<string>();
@@ -79,20 +80,15 @@ export class ApiRuntime {
         'no change notifications; polling the API version instead',
       );
     });
-    this.timer = setInterval(() => {
-      void this.refresh().catch((err: unknown) => {
-        this.o.log.warn(
-          { event: 'api:refresh_failed', err: toError(err).message },
-          'could not read stored subscriptions and channels',
-        );
-      });
-    }, this.o.pollMs ?? 5_000);
-    this.timer.unref();
+    this.stopTimer = startKeeper(this.o.pollMs ?? 5_000, () => this.refresh(), this.o.log, {
+      event: 'api:refresh_failed',
+      message: 'could not read stored subscriptions and channels',
+    });
   }
 
   async stop(): Promise<void> {
-    if (this.timer !== null) clearInterval(this.timer);
-    this.timer = null;
+    this.stopTimer?.();
+    this.stopTimer = null;
     const sub = this.subscriber;
     this.subscriber = null;
     if (sub !== null) await sub.quit().catch(() => undefined);

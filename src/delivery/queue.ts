@@ -6,11 +6,11 @@
  * holds it as a dead letter. The ledger (`ledger.ts`) keeps every delivery id to one sender, so
  * re-enqueueing never sends twice.
  */
-import { Queue, type Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
-import { QUEUES } from '../queues.js';
+import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
 export const RETRIES_QUEUE = QUEUES.deliveryRetries;
@@ -77,12 +77,10 @@ export class DeliveryQueue {
     readonly attempts = DEFAULT_ATTEMPTS,
   ) {
     const options = {
-      connection,
-      prefix: keys.tag,
       defaultJobOptions: { removeOnFail: { age: DEAD_LETTER_RETENTION_SECONDS } },
     };
-    this.batches = new Queue<BatchJobData>(DELIVERIES_QUEUE, options);
-    this.retries = new Queue<DeliveryJobData>(RETRIES_QUEUE, options);
+    this.batches = openQueue<BatchJobData>('deliveries', { connection, keys }, options);
+    this.retries = openQueue<DeliveryJobData>('deliveryRetries', { connection, keys }, options);
     this.ledger = new DeliveryLedger(
       connection,
       keys,

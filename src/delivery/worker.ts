@@ -17,7 +17,7 @@
  * is answered within `stallMs`; its other deliveries wait in delayed jobs (no attempt used).
  */
 import { EventEmitter } from 'node:events';
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
@@ -28,13 +28,8 @@ import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
 import { Pacer } from './pacer.js';
-import {
-  DELIVERIES_QUEUE,
-  RETRIES_QUEUE,
-  type BatchJobData,
-  type DeliveryJobData,
-  type DeliveryQueue,
-} from './queue.js';
+import { startWorker } from '../queues.js';
+import type { BatchJobData, DeliveryJobData, DeliveryQueue } from './queue.js';
 
 /** Batch jobs taken at a time by default. */
 export const DEFAULT_BATCH_CONCURRENCY = 2;
@@ -125,19 +120,23 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   start(): void {
     const lockDuration = this.options.lockDurationMs ?? 30_000;
     const common = {
-      connection: this.options.connection,
-      prefix: this.options.keys.tag,
       lockDuration,
       // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
       stalledInterval: lockDuration,
     };
-    const batches = new Worker<BatchJobData>(DELIVERIES_QUEUE, (job) => this.processBatch(job), {
-      ...common,
-      concurrency: this.options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
-    });
-    const retries = new Worker<DeliveryJobData>(
-      RETRIES_QUEUE,
-      (job, token) => this.processDelivery(job, token),
+    const batches = startWorker(
+      'deliveries',
+      (job: Job<BatchJobData>) => this.processBatch(job),
+      this.options,
+      {
+        ...common,
+        concurrency: this.options.batchConcurrency ?? DEFAULT_BATCH_CONCURRENCY,
+      },
+    );
+    const retries = startWorker(
+      'deliveryRetries',
+      (job: Job<DeliveryJobData>, token?: string) => this.processDelivery(job, token),
+      this.options,
       {
         ...common,
         // A retry job waiting for the send limiter is cheap; the limiter caps the sends.
@@ -148,17 +147,6 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         },
       },
     );
-    for (const [queue, worker] of [
-      [DELIVERIES_QUEUE, batches],
-      [RETRIES_QUEUE, retries],
-    ] as const) {
-      worker.on('error', (err) => {
-        this.options.log.error(
-          { event: 'worker:error', queue, err: toError(err).message },
-          'delivery worker error',
-        );
-      });
-    }
     this.workers = [batches, retries];
   }
 

@@ -1,7 +1,7 @@
-import { Queue, Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { DateTime } from 'luxon';
-import { errorCode, toError } from '../errors.js';
+import { errorCode } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { transitionId, type Transition } from '../diff/transition.js';
@@ -12,7 +12,7 @@ import type { NoiseStore, ToldEntry } from './store.js';
 import { isExcepted, quietState } from './quiet.js';
 import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
-import { QUEUES } from '../queues.js';
+import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 
@@ -90,14 +90,12 @@ function batchId(
 export class NoiseTicker {
   readonly queue: Queue;
   private worker: Worker | null = null;
-  private keeper: NodeJS.Timeout | null = null;
+  private stopKeeper: (() => void) | null = null;
   private readonly now: () => number;
 
   constructor(private readonly o: NoiseTickerOptions) {
     this.now = o.now ?? Date.now;
-    this.queue = new Queue(NOISE_QUEUE, {
-      connection: o.connection,
-      prefix: o.keys.tag,
+    this.queue = openQueue('noise', o, {
       defaultJobOptions: {
         removeOnComplete: { count: 50 },
         removeOnFail: { count: 50 },
@@ -343,33 +341,23 @@ export class NoiseTicker {
 
   async start(): Promise<void> {
     await this.resync();
-    this.keeper = setInterval(() => {
-      this.ensureSchedule().catch((err: unknown) => {
-        this.o.log.warn(
-          { event: 'schedule:failed', err: toError(err).message },
-          'could not sync the noise tick',
-        );
-      });
-    }, 30_000);
-    this.keeper.unref();
-    this.worker = new Worker(
-      NOISE_QUEUE,
+    this.stopKeeper = startKeeper(30_000, () => this.ensureSchedule(), this.o.log, {
+      event: 'schedule:failed',
+      message: 'could not sync the noise tick',
+    });
+    this.worker = startWorker(
+      'noise',
       async () => {
         await this.tick();
       },
-      { connection: this.o.connection, prefix: this.o.keys.tag, concurrency: 1 },
+      this.o,
+      { concurrency: 1 },
     );
-    this.worker.on('error', (err) => {
-      this.o.log.error(
-        { event: 'worker:error', queue: NOISE_QUEUE, err: toError(err).message },
-        'noise worker error',
-      );
-    });
   }
 
   async stop(): Promise<void> {
-    if (this.keeper !== null) clearInterval(this.keeper);
-    this.keeper = null;
+    this.stopKeeper?.();
+    this.stopKeeper = null;
     if (this.worker !== null) await this.worker.close();
     this.worker = null;
     await this.queue.close();

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
-import { QUEUES } from '../queues.js';
+import { QUEUES, openQueue } from '../queues.js';
 
 export const TRANSITIONS_QUEUE = QUEUES.transitions;
 
@@ -32,16 +32,18 @@ export class Handoff {
   readonly queue: Queue<CycleBatch>;
 
   constructor(connection: RedisClient, keys: Keys) {
-    this.queue = new Queue<CycleBatch>(TRANSITIONS_QUEUE, {
-      connection,
-      prefix: keys.tag,
-      defaultJobOptions: {
-        removeOnComplete: { age: CYCLE_RETENTION_SECONDS },
-        removeOnFail: { age: 30 * 24 * 3600 },
-        attempts: 10,
-        backoff: { type: 'exponential', delay: 1000 },
+    this.queue = openQueue<CycleBatch>(
+      'transitions',
+      { connection, keys },
+      {
+        defaultJobOptions: {
+          removeOnComplete: { age: CYCLE_RETENTION_SECONDS },
+          removeOnFail: { age: 30 * 24 * 3600 },
+          attempts: 10,
+          backoff: { type: 'exponential', delay: 1000 },
+        },
       },
-    });
+    );
   }
 
   async enqueue(transitions: readonly Transition[]): Promise<void> {

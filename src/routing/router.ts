@@ -1,9 +1,9 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import { toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
-import { TRANSITIONS_QUEUE, type CycleBatch } from '../pipeline/handoff.js';
+import type { CycleBatch } from '../pipeline/handoff.js';
+import { openQueue, startWorker } from '../queues.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
@@ -123,10 +123,7 @@ export class Router {
    * start, and again when Redis comes back (it may have come back empty).
    */
   async resync(): Promise<void> {
-    const queue = new Queue(TRANSITIONS_QUEUE, {
-      connection: this.options.connection,
-      prefix: this.options.keys.tag,
-    });
+    const queue = openQueue('transitions', this.options);
     try {
       await queue.setGlobalConcurrency(1);
     } finally {
@@ -136,17 +133,12 @@ export class Router {
 
   async start(): Promise<void> {
     await this.resync();
-    this.worker = new Worker<CycleBatch>(TRANSITIONS_QUEUE, (job) => this.process(job), {
-      connection: this.options.connection,
-      prefix: this.options.keys.tag,
-      concurrency: 1,
-    });
-    this.worker.on('error', (err) => {
-      this.options.log.error(
-        { event: 'worker:error', queue: TRANSITIONS_QUEUE, err: toError(err).message },
-        'router worker error',
-      );
-    });
+    this.worker = startWorker(
+      'transitions',
+      (job: Job<CycleBatch>) => this.process(job),
+      this.options,
+      { concurrency: 1 },
+    );
   }
 
   /** Routes one cycle's transitions; returns the number of deliveries enqueued. */

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import { CATALOG_INTERVAL_MS, CATEGORY_INTERVAL_MS, limiterFor } from '../budget/plan.js';
 import {
@@ -13,7 +12,7 @@ import {
 } from '../pipeline/cycle.js';
 import { UpstreamError } from '../upstream/index.js';
 import type { RateLimitInfo } from '../upstream/model.js';
-import { QUEUES } from '../queues.js';
+import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
 
 export const POLL_QUEUE = QUEUES.poll;
 
@@ -69,16 +68,14 @@ function fingerprint(apiKey: string | undefined): string {
 export class Poller extends EventEmitter<PollerEvents> {
   readonly queue: Queue<PollJob>;
   private worker: Worker<PollJob> | null = null;
-  private keeper: NodeJS.Timeout | null = null;
+  private stopKeeper: (() => void) | null = null;
   private readonly disabledKey: string;
   private readonly now: () => number;
 
   constructor(private readonly options: PollerOptions) {
     super();
     this.now = options.now ?? Date.now;
-    this.queue = new Queue<PollJob>(POLL_QUEUE, {
-      connection: options.connection,
-      prefix: options.keys.tag,
+    this.queue = openQueue<PollJob>('poll', options, {
       defaultJobOptions: {
         removeOnComplete: { count: 200 },
         removeOnFail: { count: 200 },
@@ -142,30 +139,18 @@ export class Poller extends EventEmitter<PollerEvents> {
       { kind: 'catalog' },
       { jobId: 'catalog-start', removeOnComplete: true, removeOnFail: true },
     );
-    this.worker = new Worker<PollJob>(POLL_QUEUE, (job) => this.process(job), {
-      connection: this.options.connection,
-      prefix: this.options.keys.tag,
+    this.worker = startWorker('poll', (job: Job<PollJob>) => this.process(job), this.options, {
       concurrency: this.options.concurrency ?? 2,
       limiter: limiterFor(this.options.budget),
       removeOnComplete: { count: 200 },
       removeOnFail: { count: 200 },
     });
-    this.worker.on('error', (err) => {
-      this.options.log.error(
-        { event: 'worker:error', queue: POLL_QUEUE, err: toError(err).message },
-        'poll worker error',
-      );
-    });
-    const every = this.options.keeperIntervalMs ?? 30_000;
-    this.keeper = setInterval(() => {
-      this.syncSchedules('keep').catch((err: unknown) => {
-        this.options.log.warn(
-          { event: 'schedule:failed', err: toError(err).message },
-          'could not sync poll schedules',
-        );
-      });
-    }, every);
-    this.keeper.unref();
+    this.stopKeeper = startKeeper(
+      this.options.keeperIntervalMs ?? 30_000,
+      () => this.syncSchedules('keep'),
+      this.options.log,
+      { event: 'schedule:failed', message: 'could not sync poll schedules' },
+    );
   }
 
   private async process(job: Job<PollJob>): Promise<void> {
@@ -267,8 +252,8 @@ export class Poller extends EventEmitter<PollerEvents> {
 
   /** Stops taking jobs, lets in-flight cycles finish, closes the queue. */
   async stop(): Promise<void> {
-    if (this.keeper !== null) clearInterval(this.keeper);
-    this.keeper = null;
+    this.stopKeeper?.();
+    this.stopKeeper = null;
     if (this.worker !== null) await this.worker.close();
     this.worker = null;
     await this.queue.close();
