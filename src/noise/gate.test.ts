@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EventKind } from '../config/events.js';
 import type { Transition } from '../diff/transition.js';
-import { admitBatch, keyOfField, ledgerField, routeKey, type GateSubscription } from './gate.js';
+import { admitBatch, type GateSubscription } from './gate.js';
+import { keyOfField, ledgerField } from '../routing/route.js';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -45,7 +46,7 @@ describe('admitBatch', () => {
 
   it('closings close every route told of the opening, found by lifecycle key (5,000 at once)', () => {
     const field = (i: number, channel: string): string =>
-      ledgerField(routeKey('all', channel), `svc-${String(i)}|incident:svc-${String(i)}-1`);
+      ledgerField({ subscription: 'all', channel }, `svc-${String(i)}|incident:svc-${String(i)}-1`);
     const told = new Set<string>();
     for (let i = 0; i < 5000; i++) {
       told.add(field(i, 'hook'));

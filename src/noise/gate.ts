@@ -8,30 +8,12 @@
 import type { SubscriptionConfig } from '../config/schema.js';
 import type { Transition } from '../diff/transition.js';
 import type { Notification } from '../notify/types.js';
-import { eventNotification, type Route } from '../routing/match.js';
+import { eventNotification } from '../routing/match.js';
+import { keyOfField, ledgerField, routeKey, type Route } from '../routing/route.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 import { decide, lifecycleKey, roleOf } from './policy.js';
 import { isExcepted, quietState } from './quiet.js';
-
-/** A route as one string (`subscription|channel`): the noise store's hash fields start with it. */
-export function routeKey(subscription: string, channel: string): string {
-  return `${subscription}|${channel}`;
-}
-
-/**
- * The lifecycle key of a ledger field: what follows `subscription|channel|` (names never hold a
- * `|`; the key itself, `feedId|subject`, may).
- */
-export function keyOfField(field: string): string {
-  const first = field.indexOf('|');
-  return field.slice(field.indexOf('|', first + 1) + 1);
-}
-
-/** The field of a (route, lifecycle) pair in the told and suppressed hashes. */
-export function ledgerField(route: string, key: string): string {
-  return `${route}|${key}`;
-}
 
 export type GateSubscription = Pick<SubscriptionConfig, 'name'> &
   Partial<Pick<SubscriptionConfig, 'group' | 'quietHours'>>;
@@ -98,8 +80,8 @@ export function admitBatch(input: GateInput): GateResult {
     const key = lifecycleKey(t);
     for (const r of routes) {
       const sub = input.subscriptions.get(r.subscription);
-      const rk = routeKey(r.subscription, r.channel);
-      const field = ledgerField(rk, key);
+      const rk = routeKey(r);
+      const field = ledgerField(r, key);
       const silenced =
         silencedBy(
           input.silences,

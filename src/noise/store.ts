@@ -3,7 +3,8 @@ import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../redis/stored.js';
 import { transitionSchema, type Transition } from '../diff/transition.js';
-import { routeKey, type GateEffect, type GateState } from './gate.js';
+import type { GateEffect, GateState } from './gate.js';
+import { ledgerField } from '../routing/route.js';
 
 /** What the ledger keeps for an opening the team was told about. */
 export interface ToldEntry {
@@ -15,8 +16,6 @@ export interface ToldEntry {
   lastSentAt: number;
   reminders: number;
 }
-
-export { routeKey };
 
 /** A routed transition in the history, with the subscriptions it was routed to. */
 export interface HistoryItem {
@@ -156,7 +155,7 @@ export class NoiseStore {
     for (const e of effects) {
       switch (e.type) {
         case 'tell': {
-          const field = `${routeKey(e.subscription, e.channel)}|${e.key}`;
+          const field = ledgerField(e, e.key);
           const entry: ToldEntry = {
             subscription: e.subscription,
             channel: e.channel,

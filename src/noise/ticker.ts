@@ -8,6 +8,7 @@ import { transitionId, type Transition } from '../diff/transition.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import { deliveryId, eventNotification } from '../routing/match.js';
+import { parseRouteKey } from '../routing/route.js';
 import type { NoiseStore, ToldEntry } from './store.js';
 import { isExcepted, quietState } from './quiet.js';
 import { lastFireAt } from './schedule.js';
@@ -62,9 +63,9 @@ interface TickPlan {
   report: TickReport;
 }
 
-function splitRoute(route: string): [string, string] {
-  const i = route.indexOf('|');
-  return [route.slice(0, i), route.slice(i + 1)];
+function splitRoute(key: string): [string, string] {
+  const route = parseRouteKey(key);
+  return route === null ? [key, ''] : [route.subscription, route.channel];
 }
 
 function uniqueById(items: readonly Transition[]): Transition[] {

@@ -11,10 +11,8 @@ export interface RoutableSubscription {
   channels: readonly string[];
 }
 
-export interface Route {
-  subscription: string;
-  channel: string;
-}
+export type { Route } from './route.js';
+import type { Route } from './route.js';
 
 const UPSTREAM_KINDS: ReadonlySet<EventKind> = new Set(['upstream.degraded', 'upstream.recovered']);
 

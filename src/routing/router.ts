@@ -9,7 +9,8 @@ import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
 import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
 import type { NoiseStore } from '../noise/store.js';
-import { admitBatch, keyOfField, ledgerField, routeKey, type GateState } from '../noise/gate.js';
+import { admitBatch, type GateState } from '../noise/gate.js';
+import { ledgerField, parseLedgerField } from './route.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
 import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
@@ -60,14 +61,11 @@ function addOwedClosings(
   if (closings.length === 0) return;
   const byKey = new Map<string, Route[]>();
   for (const field of state.told) {
-    const first = field.indexOf('|');
-    const second = field.indexOf('|', first + 1);
-    const subscription = field.slice(0, first);
-    if (first < 0 || second < 0 || !owed.has(subscription)) continue;
-    const key = keyOfField(field);
-    const list = byKey.get(key) ?? [];
-    list.push({ subscription, channel: field.slice(first + 1, second) });
-    byKey.set(key, list);
+    const parsed = parseLedgerField(field);
+    if (parsed === null || !owed.has(parsed.route.subscription)) continue;
+    const list = byKey.get(parsed.key) ?? [];
+    list.push(parsed.route);
+    byKey.set(parsed.key, list);
   }
   for (const item of closings) {
     for (const r of byKey.get(lifecycleKey(item.transition)) ?? []) {
@@ -156,7 +154,7 @@ export class Router {
     }
     const items = transitions.map((t) => ({ transition: t, routes: this.routesOf(t) }));
     const fields = items.flatMap(({ transition: t, routes }) =>
-      routes.map((r) => ledgerField(routeKey(r.subscription, r.channel), lifecycleKey(t))),
+      routes.map((r) => ledgerField(r, lifecycleKey(t))),
     );
     const closes = transitions.some((t) => roleOf(t) === 'closing');
     const [{ state, routed }, silences] = await Promise.all([
