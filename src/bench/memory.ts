@@ -32,6 +32,7 @@ import {
   type SectionResult,
   type Table,
   type TargetResult,
+  SHIPPED_FLAGS,
 } from './support.js';
 
 export interface MemorySize {
@@ -43,8 +44,7 @@ export const MEMORY_SIZES: readonly MemorySize[] = [
   { services: 20_000, targetMb: 150 },
   { services: 100_000, targetMb: 250 },
 ];
-/** The daemon's Node.js flags as the Docker image's ENTRYPOINT sets them (see the module comment). */
-export const SHIPPED_FLAGS: readonly string[] = ['--optimize-for-size'];
+export { SHIPPED_FLAGS };
 export const POLL_MS = 2_000;
 const BASELINE_CYCLES = 3;
 const CHANGE_CYCLES = 8;

@@ -284,3 +284,9 @@ subscriptions:
     channels: [sink]
 `;
 }
+
+/**
+ * The daemon's Node.js flags as the Docker image's ENTRYPOINT sets them: the benches that judge
+ * the daemon (memory, soak, storm) run it so.
+ */
+export const SHIPPED_FLAGS: readonly string[] = ['--optimize-for-size'];
