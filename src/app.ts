@@ -8,21 +8,22 @@ import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { Pipeline, POLL_KINDS, type CycleReport, type PollKind } from './pipeline/cycle.js';
 import { VocabularyRecorder } from './pipeline/vocabulary.js';
-import { Handoff } from './pipeline/handoff.js';
+import type { Handoff } from './pipeline/handoff.js';
 import { Poller } from './scheduler/poller.js';
-import { CategoryStore } from './routing/categories.js';
-import { Router } from './routing/router.js';
+import type { CategoryStore } from './routing/categories.js';
+import type { Router } from './routing/router.js';
 import type { NotifierDeps } from './notify/kind.js';
 import { ChannelRegistry } from './delivery/channels.js';
-import { DeliveryQueue } from './delivery/queue.js';
-import { DeliveryWorker, type DeliveryOutcome } from './delivery/worker.js';
+import type { DeliveryQueue } from './delivery/queue.js';
+import type { DeliveryWorker, DeliveryOutcome } from './delivery/worker.js';
 import { createMetrics, type Metrics } from './server/metrics.js';
 import { OpsServer, type Readiness } from './server/ops.js';
 import { SnapshotStore } from './snapshot/store.js';
-import { SilenceStore } from './silences/store.js';
-import { NoiseStore } from './noise/store.js';
+import type { SilenceStore } from './silences/store.js';
+import type { NoiseStore } from './noise/store.js';
 import { monthlyFigures } from './noise/monthly.js';
-import { NoiseTicker } from './noise/ticker.js';
+import type { NoiseTicker } from './noise/ticker.js';
+import { composeStages, type Stages } from './stages.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
 import { TeamsApi } from './api/index.js';
@@ -95,6 +96,8 @@ export class App extends EventEmitter<AppEvents> {
   readonly api: TeamsApi;
   /** Per-service history for the web console (src/history). */
   readonly history: HistoryStore;
+  /** Routing, noise control and delivery, built by `composeStages` (src/stages.ts). */
+  private readonly stages: Stages;
   private channels: ChannelRegistry;
   private ops: OpsServer | null = null;
   private running = false;
@@ -124,7 +127,29 @@ export class App extends EventEmitter<AppEvents> {
         if (info.rateLimit.limit !== null) this.metrics.rateLimitLimit.set(info.rateLimit.limit);
       },
     });
-    this.handoff = new Handoff(this.redis, this.keys);
+    // Subscriptions and channels are read through `this.api` and `this.channels`, set below.
+    this.stages = composeStages({
+      connection: this.redis,
+      keys: this.keys,
+      log,
+      now,
+      subscriptions: () => this.api.runtime.subscriptions(),
+      refresh: () => this.api.runtime.refresh(),
+      owedClosings: () => this.api.runtime.owedClosings(),
+      channels: () => this.channels,
+      premium: () => this.client.hasPremium,
+      monthly: monthlyFigures(this.client),
+      ...(deps.noiseTickMs === undefined ? {} : { noiseTickMs: deps.noiseTickMs }),
+      ...(deps.deliveryLockMs === undefined ? {} : { deliveryLockMs: deps.deliveryLockMs }),
+    });
+    this.handoff = this.stages.handoff;
+    this.categories = this.stages.categories;
+    this.deliveries = this.stages.deliveries;
+    this.noiseStore = this.stages.noiseStore;
+    this.silences = this.stages.silences;
+    this.router = this.stages.router;
+    this.noise = this.stages.noise;
+    this.deliveryWorker = this.stages.deliveryWorker;
     this.history = new HistoryStore(this.redis, this.keys);
     const recordHistory = historyHook({
       store: this.history,
@@ -160,7 +185,6 @@ export class App extends EventEmitter<AppEvents> {
       intervals.sla = config.poll.sla;
       intervals.scores = config.poll.scores;
     }
-    this.categories = new CategoryStore(this.redis, this.keys, now);
     this.poller = new Poller({
       connection: this.redis,
       keys: this.keys,
@@ -183,9 +207,6 @@ export class App extends EventEmitter<AppEvents> {
     this.poller.on('poll:rate_limited', (kind) => {
       this.metrics.polls.inc({ kind, outcome: 'rate_limited' });
     });
-    this.deliveries = new DeliveryQueue(this.redis, this.keys);
-    this.noiseStore = new NoiseStore(this.redis, this.keys);
-    this.silences = new SilenceStore(this.redis, this.keys, now);
     this.api = new TeamsApi({
       redis: this.redis,
       keys: this.keys,
@@ -211,41 +232,7 @@ export class App extends EventEmitter<AppEvents> {
         return p.ok ? null : describeOverBudget(p);
       },
     });
-    this.router = new Router({
-      connection: this.redis,
-      keys: this.keys,
-      subscriptions: () => this.api.runtime.subscriptions(),
-      refresh: () => this.api.runtime.refresh(),
-      owedClosings: () => this.api.runtime.owedClosings(),
-      categories: this.categories,
-      deliveries: this.deliveries,
-      noise: { store: this.noiseStore, silences: () => this.silences.active() },
-      log,
-      now,
-    });
-    this.noise = new NoiseTicker({
-      connection: this.redis,
-      keys: this.keys,
-      store: this.noiseStore,
-      deliveries: this.deliveries,
-      subscriptions: () => this.api.runtime.subscriptions(),
-      silences: () => this.silences.active(),
-      premium: () => this.client.hasPremium,
-      monthly: monthlyFigures(this.client),
-      log,
-      now,
-      ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
-    });
     this.channels = new ChannelRegistry(config.channels, this.notifierDeps());
-    this.deliveryWorker = new DeliveryWorker({
-      connection: this.redis,
-      keys: this.keys,
-      deliveries: this.deliveries,
-      channels: () => this.channels,
-      log,
-      now,
-      ...(deps.deliveryLockMs === undefined ? {} : { lockDurationMs: deps.deliveryLockMs }),
-    });
     this.deliveryWorker.on('delivery', (d) => {
       this.metrics.deliveries.inc({
         channel_type: d.channelType,
@@ -316,9 +303,8 @@ export class App extends EventEmitter<AppEvents> {
     const { log } = this.deps;
     await this.redis.ping();
     await this.api.start();
-    await this.router.start();
-    await this.noise.start();
-    this.deliveryWorker.start();
+    // The router, the noise ticker, the delivery worker; then the poller that feeds them.
+    await this.stages.start();
     await this.poller.start();
     if (this.deps.server !== false) {
       this.ops = new OpsServer({
@@ -465,18 +451,8 @@ export class App extends EventEmitter<AppEvents> {
     const { log } = this.deps;
     this.running = false;
     log.info({ event: 'app:stopping' }, 'draining');
-    await Promise.allSettled([
-      this.poller.stop(),
-      this.router.stop(),
-      this.noise.stop(),
-      this.deliveryWorker.stop(),
-    ]);
-    await Promise.allSettled([
-      this.handoff.close(),
-      this.deliveries.close(),
-      this.ops?.stop(),
-      this.api.stop(),
-    ]);
+    await Promise.allSettled([this.poller.stop(), this.stages.stopWorkers()]);
+    await Promise.allSettled([this.stages.closeQueues(), this.ops?.stop(), this.api.stop()]);
     await this.channels.close();
     await this.client.close();
     await this.redis.quit().catch(() => undefined);

@@ -3,12 +3,14 @@ import { Redis } from 'ioredis';
 import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
 import { ClientCommandCounter } from '../src/bench/support.js';
+import { ChannelRegistry } from '../src/delivery/channels.js';
 import { DeliveryQueue } from '../src/delivery/queue.js';
 import { silentLogger } from '../src/log.js';
 import { NoiseStore } from '../src/noise/store.js';
 import { CategoryStore } from '../src/routing/categories.js';
 import { Router } from '../src/routing/router.js';
 import { SilenceStore } from '../src/silences/store.js';
+import { composeStages } from '../src/stages.js';
 import { transition } from './notify-helpers.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
@@ -40,9 +42,10 @@ let h: NoiseHarness | undefined;
 let tr: TestRedis | undefined;
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  // What a test built on the harness's connection closes before the harness does.
+  for (const c of closers.splice(0)) await c();
   await h?.close();
   h = undefined;
-  for (const c of closers.splice(0)) await c();
   await tr?.cleanup();
   tr = undefined;
 });
@@ -156,18 +159,24 @@ describe('routing a cycle as one batch', () => {
       start: T0,
     });
     const harness = h;
-    const second = new Router({
+    // A second replica, built as the daemon builds one: its own router and delivery worker.
+    const channels = new ChannelRegistry(harness.config.channels);
+    const second = composeStages({
       connection: harness.tr.redis,
       keys: harness.tr.keys,
-      subscriptions: () => harness.config.subscriptions,
-      categories: new CategoryStore(harness.tr.redis, harness.tr.keys, () => harness.clock.now),
-      deliveries: new DeliveryQueue(harness.tr.redis, harness.tr.keys),
-      noise: { store: harness.store, silences: () => harness.silences.active() },
       log: silentLogger(),
       now: () => harness.clock.now,
+      subscriptions: () => harness.config.subscriptions,
+      channels: () => channels,
+      silenceStore: { cacheMs: 0 },
+      premium: () => false,
+      manualNoiseTick: true,
     });
     await second.start();
-    closers.push(() => second.stop());
+    closers.push(async () => {
+      await second.stop();
+      await channels.close();
+    });
     const feeds = Array.from({ length: 20 }, (_, i) => `svc-${String(i)}`);
     for (const f of feeds) {
       await harness.handoff.enqueue([incident('incident.opened', f)]);

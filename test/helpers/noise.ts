@@ -2,15 +2,13 @@ import { stringify } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
-import { DeliveryQueue } from '../../src/delivery/queue.js';
-import { DeliveryWorker } from '../../src/delivery/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { NoiseStore } from '../../src/noise/store.js';
-import { NoiseTicker } from '../../src/noise/ticker.js';
-import { SilenceStore } from '../../src/silences/store.js';
-import { Handoff } from '../../src/pipeline/handoff.js';
-import { CategoryStore } from '../../src/routing/categories.js';
-import { Router } from '../../src/routing/router.js';
+import type { NoiseStore } from '../../src/noise/store.js';
+import type { NoiseTicker } from '../../src/noise/ticker.js';
+import type { SilenceStore } from '../../src/silences/store.js';
+import type { Handoff } from '../../src/pipeline/handoff.js';
+import type { Router } from '../../src/routing/router.js';
+import { composeStages } from '../../src/stages.js';
 import type { Transition } from '../../src/diff/transition.js';
 import { startReceiver, type Receiver } from '../notify-helpers.js';
 import { WEBHOOK_SECRET } from './delivery.js';
@@ -38,7 +36,8 @@ export interface NoiseHarness {
 
 /**
  * Routing + noise control + delivery on a real Redis with real local receivers, an injected clock
- * and the noise tick driven by the test (`ticker.tick()`), so time-based behaviour is exact.
+ * and the noise tick driven by the test (`ticker.tick()`), so time-based behaviour is exact. The
+ * stages are the daemon's own (`composeStages`), on the harness clock.
  */
 export async function noiseHarness(
   subscriptions: Record<string, unknown>[],
@@ -70,43 +69,21 @@ export async function noiseHarness(
   );
   const log = silentLogger();
   const now = (): number => clock.now;
-  const handoff = new Handoff(tr.redis, tr.keys);
-  const deliveries = new DeliveryQueue(tr.redis, tr.keys);
   const registry = new ChannelRegistry(config.channels);
-  const worker = new DeliveryWorker({
+  const stages = composeStages({
     connection: tr.redis,
     keys: tr.keys,
-    deliveries,
+    log,
+    now,
+    subscriptions: () => config.subscriptions,
     channels: () => registry,
-    log,
-    now,
-  });
-  worker.start();
-  const store = new NoiseStore(tr.redis, tr.keys);
-  const silences = new SilenceStore(tr.redis, tr.keys, now, { cacheMs: 0 });
-  const router = new Router({
-    connection: tr.redis,
-    keys: tr.keys,
-    subscriptions: () => config.subscriptions,
-    categories: new CategoryStore(tr.redis, tr.keys, now),
-    deliveries,
-    noise: { store, silences: () => silences.active() },
-    log,
-    now,
-  });
-  await router.start();
-  const ticker = new NoiseTicker({
-    connection: tr.redis,
-    keys: tr.keys,
-    store,
-    deliveries,
-    subscriptions: () => config.subscriptions,
-    silences: () => silences.active(),
+    silenceStore: { cacheMs: 0 },
     premium: () => o.apiKey !== undefined,
     ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
-    log,
-    now,
+    manualNoiseTick: true,
   });
+  await stages.start();
+  const { handoff } = stages;
   let routed = 0;
   return {
     clock,
@@ -115,10 +92,10 @@ export async function noiseHarness(
     slack,
     config,
     handoff,
-    router,
-    ticker,
-    store,
-    silences,
+    router: stages.router,
+    ticker: stages.noise,
+    store: stages.noiseStore,
+    silences: stages.silences,
     async route(...ts) {
       await handoff.enqueue(ts);
       routed += ts.length;
@@ -132,11 +109,7 @@ export async function noiseHarness(
       );
     },
     async close() {
-      await router.stop();
-      await ticker.stop();
-      await worker.stop();
-      await deliveries.close();
-      await handoff.close();
+      await stages.stop();
       await registry.close();
       await hook.close();
       await slack.close();

@@ -1,0 +1,158 @@
+import type { Logger } from 'pino';
+import { toError } from './errors.js';
+import type { Keys, RedisClient } from './redis.js';
+import type { SubscriptionConfig } from './config/schema.js';
+import { Handoff } from './pipeline/handoff.js';
+import { CategoryStore } from './routing/categories.js';
+import { Router } from './routing/router.js';
+import type { ChannelRegistry } from './delivery/channels.js';
+import { DeliveryQueue } from './delivery/queue.js';
+import { DeliveryWorker } from './delivery/worker.js';
+import { NoiseStore } from './noise/store.js';
+import { NoiseTicker } from './noise/ticker.js';
+import { SilenceStore, type SilenceStoreOptions } from './silences/store.js';
+
+/** What the routing → noise → delivery stages are built from. */
+export interface StageDeps {
+  /** The installation's Redis: every stage's queues, workers and state. */
+  connection: RedisClient;
+  keys: Keys;
+  log: Logger;
+  /** The clock of every stage (Unix ms); default `Date.now`. */
+  now?: () => number;
+  /** The subscriptions in force; routing and the noise tick read them on every use. */
+  subscriptions: () => readonly SubscriptionConfig[];
+  /** Brings `subscriptions()` up to date before each routed cycle (subscriptions stored through the API). */
+  refresh?: () => Promise<void>;
+  /** Deleted subscriptions still owed the closings of openings they were told. */
+  owedClosings?: () => ReadonlySet<string>;
+  /** The channel registry in force, read per delivery (the daemon swaps it on a reload). */
+  channels: () => ChannelRegistry;
+  /** Options of the silence store (tests that add a silence and route at once set `cacheMs: 0`). */
+  silenceStore?: SilenceStoreOptions;
+  /** Whether the upstream's premium endpoints are available (month-end digest figures). */
+  premium: () => boolean;
+  /** Month figures for month-end digests (premium); without it digests carry none. */
+  monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
+  /** How often the shared noise tick runs; default that of `NoiseTicker` (2 s). */
+  noiseTickMs?: number;
+  /**
+   * The noise tick is driven by the caller (`noise.tick()`): `start()` starts neither its
+   * schedule nor its worker. For tests on an injected clock.
+   */
+  manualNoiseTick?: boolean;
+  /** BullMQ lock duration of delivery jobs: how soon a dead replica's deliveries are taken over. */
+  deliveryLockMs?: number;
+}
+
+/**
+ * The routing → noise → delivery stages of one replica, built together. `start()` and `stop()`
+ * keep the daemon's order; `stopWorkers()` and `closeQueues()` are the two halves of `stop()`,
+ * for a caller that drains other components alongside each half.
+ */
+export interface Stages {
+  /** Queue `transitions`: the poll cycle hands its transitions to routing here. */
+  readonly handoff: Handoff;
+  readonly categories: CategoryStore;
+  readonly deliveries: DeliveryQueue;
+  readonly noiseStore: NoiseStore;
+  readonly silences: SilenceStore;
+  readonly router: Router;
+  readonly noise: NoiseTicker;
+  readonly deliveryWorker: DeliveryWorker;
+  /** Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker. */
+  start(): Promise<void>;
+  /**
+   * Stops the router, the noise ticker and the delivery worker at once (in-flight jobs finish,
+   * BullMQ hands back the rest); settles all three, then throws the first failure.
+   */
+  stopWorkers(): Promise<void>;
+  /** Closes the hand-off and delivery queues at once; settles both, then throws the first failure. */
+  closeQueues(): Promise<void>;
+  /** `stopWorkers()`, then `closeQueues()` (also when the workers failed to stop). */
+  stop(): Promise<void>;
+}
+
+/** Waits for every task, then throws the first failure. */
+async function settle(tasks: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(tasks)).find(
+    (r): r is PromiseRejectedResult => r.status === 'rejected',
+  );
+  if (failed !== undefined) throw toError(failed.reason);
+}
+
+/**
+ * The composition root of routing, noise control and delivery: the daemon (`App`) and the test
+ * harnesses build these stages here and nowhere else.
+ */
+export function composeStages(deps: StageDeps): Stages {
+  const { connection, keys, log } = deps;
+  const now = deps.now ?? Date.now;
+  const handoff = new Handoff(connection, keys);
+  const categories = new CategoryStore(connection, keys, now);
+  const deliveries = new DeliveryQueue(connection, keys);
+  const noiseStore = new NoiseStore(connection, keys);
+  const silences = new SilenceStore(connection, keys, now, deps.silenceStore);
+  const router = new Router({
+    connection,
+    keys,
+    subscriptions: deps.subscriptions,
+    ...(deps.refresh === undefined ? {} : { refresh: deps.refresh }),
+    ...(deps.owedClosings === undefined ? {} : { owedClosings: deps.owedClosings }),
+    categories,
+    deliveries,
+    noise: { store: noiseStore, silences: () => silences.active() },
+    log,
+    now,
+  });
+  const noise = new NoiseTicker({
+    connection,
+    keys,
+    store: noiseStore,
+    deliveries,
+    subscriptions: deps.subscriptions,
+    silences: () => silences.active(),
+    premium: deps.premium,
+    ...(deps.monthly === undefined ? {} : { monthly: deps.monthly }),
+    log,
+    now,
+    ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
+  });
+  const deliveryWorker = new DeliveryWorker({
+    connection,
+    keys,
+    deliveries,
+    channels: deps.channels,
+    log,
+    now,
+    ...(deps.deliveryLockMs === undefined ? {} : { lockDurationMs: deps.deliveryLockMs }),
+  });
+  const stopWorkers = (): Promise<void> =>
+    settle([router.stop(), noise.stop(), deliveryWorker.stop()]);
+  const closeQueues = (): Promise<void> => settle([handoff.close(), deliveries.close()]);
+  return {
+    handoff,
+    categories,
+    deliveries,
+    noiseStore,
+    silences,
+    router,
+    noise,
+    deliveryWorker,
+    async start() {
+      await router.start();
+      if (deps.manualNoiseTick !== true) await noise.start();
+      deliveryWorker.start();
+    },
+    stopWorkers,
+    closeQueues,
+    async stop() {
+      const stopped = await stopWorkers().then(
+        () => null,
+        (err: unknown) => toError(err),
+      );
+      await closeQueues();
+      if (stopped !== null) throw stopped;
+    },
+  };
+}
