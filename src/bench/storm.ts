@@ -1,6 +1,6 @@
 /**
  * Incident storm (the performance targets in README.md): the real daemon as the image runs it
- * (`node --optimize-for-size dist/cli.js run`, a process of its own) polling an in-process simulator of 9,000 services (Variant A, no rate
+ * (`node <SHIPPED_FLAGS> dist/cli.js run`, a process of its own) polling an in-process simulator of 9,000 services (Variant A, no rate
  * limit) for status and incidents every second, one subscription `"*"` → one webhook channel, no
  * grouping. After its first cycles have baselined, 5,000 incidents open at once on 5,000 distinct
  * services; measured from the moment the simulator answers the first `/api/v1/incidents` request
@@ -70,9 +70,14 @@ const execFileAsync = promisify(execFile);
 
 // ---- processes -----------------------------------------------------------------------------
 
-/** Node.js flags for the daemon process from STATUSWATCH_BENCH_DAEMON_ARGS (space-separated). */
+/**
+ * Node.js flags for the daemon process: SHIPPED_FLAGS (as the image runs it) unless
+ * STATUSWATCH_BENCH_PLAIN_NODE=1, then STATUSWATCH_BENCH_DAEMON_ARGS (space-separated).
+ */
 function daemonNodeArgs(): string[] {
-  return (process.env['STATUSWATCH_BENCH_DAEMON_ARGS'] ?? '').split(/\s+/).filter((a) => a !== '');
+  const shipped = process.env['STATUSWATCH_BENCH_PLAIN_NODE'] === '1' ? [] : SHIPPED_FLAGS;
+  const extra = (process.env['STATUSWATCH_BENCH_DAEMON_ARGS'] ?? '').split(/\s+/);
+  return [...shipped, ...extra.filter((a) => a !== '')];
 }
 
 /** The last few KB a process wrote, for the message when it dies. */
@@ -565,7 +570,7 @@ async function measureStatuswatch(progress: (line: string) => void): Promise<Sys
       'statuswatch run',
       process.execPath,
       // STATUSWATCH_BENCH_DAEMON_ARGS: extra Node.js flags for the daemon alone (e.g. --cpu-prof).
-      [...SHIPPED_FLAGS, ...daemonNodeArgs(), cli, 'run', '--config', configFile],
+      [...daemonNodeArgs(), cli, 'run', '--config', configFile],
       {
         ...process.env,
         SIM_URL: simUrl,
@@ -934,7 +939,7 @@ export async function runStormBench(progress: (line: string) => void): Promise<S
     ]);
   }
   const stormNotes = [
-    `statuswatch: the daemon as the image runs it (node ${SHIPPED_FLAGS.join(' ')} dist/cli.js run, LOG_LEVEL=${DAEMON_LOG_LEVEL}) polls ${fmt(STORM_SERVICES, 0)} services (Variant A, in-process simulator) for status and incidents every ${String(POLL_MS / 1000)} s; subscription "*" -> one webhook channel, no grouping; ${fmt(STORM_INCIDENTS, 0)} incidents open at once on distinct services`,
+    `statuswatch: the daemon (node ${[...daemonNodeArgs(), 'dist/cli.js'].join(' ')} run, LOG_LEVEL=${DAEMON_LOG_LEVEL}) polls ${fmt(STORM_SERVICES, 0)} services (Variant A, in-process simulator) for status and incidents every ${String(POLL_MS / 1000)} s; subscription "*" -> one webhook channel, no grouping; ${fmt(STORM_INCIDENTS, 0)} incidents open at once on distinct services`,
     'statuswatch times start when the simulator has written its answer to the first /api/v1/incidents request after the opening (the response that reveals them); Alertmanager times start just before the first of its POSTs (batches of 1,000 alerts); both end when the sink has read a webhook',
     'CPU = /proc/<pid>/stat utime + stime of the daemon (or Alertmanager) process from just before the storm to the last delivery; "net" subtracts the process\'s idle rate (CPU ms/s measured over 5 s before the storm: statuswatch keeps polling meanwhile) times the window',
     'Redis CPU = INFO cpu of the whole (shared) Redis server while the daemon worked; Alertmanager uses no Redis',

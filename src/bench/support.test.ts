@@ -1,5 +1,6 @@
 import { parseConfig } from '../config/load.js';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createRedis } from '../redis.js';
 import { parseSections } from './args.js';
@@ -12,6 +13,7 @@ import {
   median,
   percentile,
   ratio,
+  SHIPPED_FLAGS,
 } from './support.js';
 
 describe('median and percentile', () => {
@@ -180,5 +182,17 @@ describe('benchConfigYaml', () => {
     const unasked = parseConfig(benchConfigYaml(['incident.opened']), env, 'bench');
     expect(asked.rules.statusConfirmations).toBe(3);
     expect(unasked.rules.statusConfirmations).not.toBe(3);
+  });
+});
+
+describe('SHIPPED_FLAGS', () => {
+  it("are the Node.js flags of the Docker image's ENTRYPOINT", () => {
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    const line = dockerfile.split('\n').find((l) => l.startsWith('ENTRYPOINT '));
+    expect(JSON.parse(line?.slice('ENTRYPOINT '.length) ?? 'null')).toEqual([
+      'node',
+      ...SHIPPED_FLAGS,
+      'dist/cli.js',
+    ]);
   });
 });
