@@ -4,7 +4,8 @@
  * the config; the token from `--token`, `$STATUSWATCH_TOKEN`, `$STATUSWATCH_ADMIN_TOKEN`, else
  * the config's `server.adminToken`. The token is never printed, not even in errors.
  */
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { printable, requestJson } from '../commands/daemon-http.js';
 import { StatuswatchError, errorCode, toError } from '../errors.js';
 import type { Config } from '../config/schema.js';
 
@@ -130,35 +131,19 @@ export class ApiClient {
     path: string,
     body?: unknown,
   ): Promise<{ status: number; body: T }> {
-    const url = `${this.target.baseUrl}${path}`;
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(url, {
-        method,
-        dispatcher: this.agent,
-        headers: {
-          authorization: `Bearer ${this.target.token}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (caught) {
-      throw new ApiCommandError(
-        'api_unreachable',
-        `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --url right?`,
-        EXIT_FAILURE,
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text) as unknown;
-    } catch {
-      parsed = undefined;
-    }
+    const { status, body: parsed } = await requestJson(
+      this.agent,
+      this.target,
+      method,
+      path,
+      body,
+      (caught) =>
+        new ApiCommandError(
+          'api_unreachable',
+          `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --url right?`,
+          EXIT_FAILURE,
+        ),
+    );
     if (status >= 200 && status < 300) return { status, body: parsed as T };
     throw this.failure(status, parsed as ErrorBody | undefined);
   }
@@ -211,11 +196,7 @@ export async function withApi(
   if (code !== EXIT_OK) io.exit(code);
 }
 
-/** Terminal-safe text: control and bidi characters become spaces. */
-export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ');
-}
+export { printable };
 
 /** A table: header + rows, columns padded. */
 export function table(rows: readonly (readonly string[])[]): string {

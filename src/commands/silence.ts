@@ -5,7 +5,8 @@
  * `server.adminToken`. The token is never printed, not even in errors.
  */
 import { userInfo } from 'node:os';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { printable, requestJson } from './daemon-http.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
 import { StatuswatchError, toError, errorCode } from '../errors.js';
@@ -183,38 +184,22 @@ export class SilenceClient {
     path: string,
     body?: unknown,
   ): Promise<{ status: number; body: unknown }> {
-    const url = `${this.target.baseUrl}${path}`;
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(url, {
-        method,
-        dispatcher: this.agent,
-        headers: {
-          authorization: `Bearer ${this.target.token}`,
-          accept: 'application/json',
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (caught) {
-      throw new SilenceCommandError(
-        'admin_unreachable',
-        `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --server right?`,
-        EXIT_FAILURE,
-        { cause: caught },
-      );
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text) as unknown;
-    } catch {
-      parsed = undefined;
-    }
-    if (status >= 200 && status < 300) return { status, body: parsed };
-    throw this.failure(status, parsed);
+    const res = await requestJson(
+      this.agent,
+      this.target,
+      method,
+      path,
+      body,
+      (caught) =>
+        new SilenceCommandError(
+          'admin_unreachable',
+          `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --server right?`,
+          EXIT_FAILURE,
+          { cause: caught },
+        ),
+    );
+    if (res.status >= 200 && res.status < 300) return res;
+    throw this.failure(res.status, res.body);
   }
 
   private failure(status: number, body: unknown): SilenceCommandError {
@@ -242,12 +227,6 @@ export class SilenceClient {
       status >= 500 ? EXIT_FAILURE : EXIT_INVALID,
     );
   }
-}
-
-/** Terminal-safe text: control and bidi characters become spaces. */
-export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ');
 }
 
 function truncate(text: string, max: number): string {
