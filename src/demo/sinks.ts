@@ -17,16 +17,28 @@ export interface Received {
   lines: string[];
 }
 
-/** The whole request body as UTF-8 text. */
-export function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * The whole request body's bytes; null when it is longer than `maxBytes` (the rest is read and
+ * dropped, never held).
+ */
+export function readBytes(req: IncomingMessage, maxBytes = Infinity): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= maxBytes) chunks.push(c);
+    });
     req.on('end', () => {
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(size > maxBytes ? null : Buffer.concat(chunks));
     });
     req.on('error', reject);
   });
+}
+
+/** The whole request body as UTF-8 text. */
+export async function readBody(req: IncomingMessage): Promise<string> {
+  return ((await readBytes(req)) ?? Buffer.alloc(0)).toString('utf8');
 }
 
 /** Listens on a free port of 127.0.0.1 and returns the base URL. */

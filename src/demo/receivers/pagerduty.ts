@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBytes } from '../sinks.js';
 
 const SEVERITIES = ['critical', 'error', 'warning', 'info'];
 const ACTIONS = ['trigger', 'acknowledge', 'resolve'];
@@ -206,17 +207,6 @@ export function validateChangeEvent(event: Json): string[] {
   return errors;
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
-}
-
 export async function startPagerdutyReceiver(
   options: PagerdutyReceiverOptions = {},
 ): Promise<PagerdutyReceiver> {
@@ -275,8 +265,9 @@ export async function startPagerdutyReceiver(
   };
 
   const server: Server = createServer((req, res) => {
-    void readBody(req).then(
-      (raw) => {
+    void readBytes(req).then(
+      (bytes) => {
+        const raw = bytes ?? Buffer.alloc(0);
         const path = (req.url ?? '').split('?')[0] ?? '';
         const text = raw.toString('utf8');
         const log = { method: req.method ?? '', path, body: text };

@@ -20,8 +20,9 @@
  * - `failNext` scripts the next answers (429 ratelimited with Retry-After, `ok:false` with any error
  *   code, an HTTP status such as 500); `hold` keeps requests waiting until released.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBytes } from '../sinks.js';
 
 /** Slack's documented limits the receiver enforces. */
 export const SLACK_API_TEXT_MAX = 40_000;
@@ -131,21 +132,6 @@ type Answer = { status: number; body: Record<string, unknown>; headers?: Record<
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function readBody(req: IncomingMessage): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    req.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= BODY_MAX_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      resolve(bytes > BODY_MAX_BYTES ? null : Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
-  });
 }
 
 /** Form or JSON arguments; `blocks` parsed from its JSON string (unparsable stays a string). */
@@ -355,7 +341,7 @@ export async function startSlackApiReceiver(
 
   const server: Server = createServer((req, res) => {
     void (async () => {
-      const body = await readBody(req);
+      const body = (await readBytes(req, BODY_MAX_BYTES))?.toString('utf8') ?? null;
       const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
       const args = body === null ? null : parseArguments(body, req.headers['content-type']);
