@@ -223,4 +223,68 @@ describe('routing a cycle as one batch', () => {
       `${incident('incident.resolved', 'okta').id}:all:hook`,
     ]);
   });
+
+  it('a subscription edited after an opening still gets its closing, on the channel it was told; one that dropped the closing kind does not', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'pay',
+          services: ['stripe'],
+          events: ['incident.opened', 'incident.resolved'],
+          channels: ['hook'],
+        },
+        {
+          name: 'ops',
+          services: ['stripe'],
+          events: ['incident.opened', 'incident.resolved'],
+          channels: ['chat'],
+        },
+      ],
+      { start: T0 },
+    );
+    const harness = h;
+    const enqueued: string[] = [];
+    const enqueue = harness.deliveries.enqueue.bind(harness.deliveries);
+    harness.deliveries.enqueue = async (notifications) => {
+      enqueued.push(...notifications.map((n) => n.id));
+      return enqueue(notifications);
+    };
+    const opened = incident('incident.opened', 'stripe');
+    await harness.route(opened);
+    await waitFor(() => harness.hooks().length === 1 && harness.slack.received.length === 1, {
+      what: 'the opening on both channels',
+    });
+    // 'pay' now watches another service on another channel; 'ops' no longer takes resolutions.
+    const [pay, ops] = harness.config.subscriptions;
+    if (pay === undefined || ops === undefined) throw new Error('two subscriptions expected');
+    harness.config.subscriptions.splice(
+      0,
+      2,
+      { ...pay, services: ['adyen'], channels: ['chat'] },
+      { ...ops, events: ['incident.opened'] },
+    );
+    const resolved = incident('incident.resolved', 'stripe');
+    await harness.route(resolved, incident('incident.opened', 'stripe', 2));
+    await waitFor(() => harness.hooks().length === 2, { what: 'the closing on the told channel' });
+    expect(harness.hook.received.map((r) => r.headers['webhook-id'])).toEqual([
+      `${opened.id}:pay:hook`,
+      `${resolved.id}:pay:hook`,
+    ]);
+    // Every delivery routing enqueued, by id: the closing went to pay/hook alone (not to the
+    // edited 'pay' on chat, never told; not to 'ops', which no longer takes resolutions); the new
+    // opening on stripe matches 'ops' only. The closing cleared every told route of the opening.
+    const ids = enqueued.sort();
+    const second = incident('incident.opened', 'stripe', 2);
+    expect(ids).toEqual(
+      [
+        `${opened.id}:ops:chat`,
+        `${opened.id}:pay:hook`,
+        `${resolved.id}:pay:hook`,
+        `${second.id}:ops:chat`,
+      ].sort(),
+    );
+    expect([...(await harness.store.allTold()).keys()]).toEqual([
+      `ops|chat|stripe|incident:inc-stripe-2`,
+    ]);
+  });
 });

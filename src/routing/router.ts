@@ -48,27 +48,37 @@ export interface RouterOptions {
 }
 
 /**
- * Adds to each closing a route for every deleted subscription (`owed`) that was told its opening,
- * per the ledger (`state.told` holds every told field when a batch closes something).
+ * A closing goes to every route the ledger says was told its opening (`state.told` holds every
+ * told field when a batch closes something), also where the routes of today no longer lead: a
+ * deleted subscription (`owed`) still gets it, and so does one changed since the opening (its
+ * services, categories or channels) as long as it still takes the closing's event kind. A
+ * resolution is never swallowed by an edit; a team that dropped the kind from `events` has
+ * said it does not want it.
  */
-function addOwedClosings(
+function addToldClosings(
   items: { transition: Transition; routes: Route[] }[],
   state: GateState,
   owed: ReadonlySet<string> | undefined,
+  subscriptions: ReadonlyMap<string, Pick<RoutableSubscription, 'events'>>,
 ): void {
-  if (owed === undefined || owed.size === 0) return;
   const closings = items.filter((i) => roleOf(i.transition) === 'closing');
   if (closings.length === 0) return;
   const byKey = new Map<string, Route[]>();
   for (const field of state.told) {
     const parsed = parseLedgerField(field);
-    if (parsed === null || !owed.has(parsed.route.subscription)) continue;
+    if (parsed === null) continue;
     const list = byKey.get(parsed.key) ?? [];
     list.push(parsed.route);
     byKey.set(parsed.key, list);
   }
   for (const item of closings) {
     for (const r of byKey.get(lifecycleKey(item.transition)) ?? []) {
+      const sub = subscriptions.get(r.subscription);
+      const wanted =
+        sub === undefined
+          ? owed?.has(r.subscription) === true
+          : sub.events.includes(item.transition.kind);
+      if (!wanted) continue;
       if (!item.routes.some((x) => x.subscription === r.subscription && x.channel === r.channel))
         item.routes.push(r);
     }
@@ -165,7 +175,8 @@ export class Router {
       ),
       noise.silences(),
     ]);
-    addOwedClosings(items, state, this.options.owedClosings?.());
+    const subscriptions = new Map(this.options.subscriptions().map((s) => [s.name, s]));
+    addToldClosings(items, state, this.options.owedClosings?.(), subscriptions);
     // A transition routed before (a cycle re-derived after a crash, overlapping another) is
     // skipped; within the batch each id counts once.
     const seen = new Set<string>();
@@ -174,7 +185,6 @@ export class Router {
       seen.add(t.id);
       return true;
     });
-    const subscriptions = new Map(this.options.subscriptions().map((s) => [s.name, s]));
     const { notifications, effects } = admitBatch({
       items: fresh,
       subscriptions,

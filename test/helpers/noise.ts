@@ -9,6 +9,7 @@ import type { SilenceStore } from '../../src/silences/store.js';
 import type { Handoff } from '../../src/pipeline/handoff.js';
 import type { Router } from '../../src/routing/router.js';
 import { composeStages } from '../../src/stages.js';
+import type { DeliveryQueue } from '../../src/delivery/queue.js';
 import type { Transition } from '../../src/diff/transition.js';
 import { startReceiver, type Receiver } from '../notify-helpers.js';
 import { WEBHOOK_SECRET } from './delivery.js';
@@ -22,6 +23,8 @@ export interface NoiseHarness {
   slack: Receiver;
   config: Config;
   handoff: Handoff;
+  /** The delivery queue routing enqueues to. */
+  deliveries: DeliveryQueue;
   router: Router;
   ticker: NoiseTicker;
   store: NoiseStore;
@@ -92,6 +95,7 @@ export async function noiseHarness(
     slack,
     config,
     handoff,
+    deliveries: stages.deliveries,
     router: stages.router,
     ticker: stages.noise,
     store: stages.noiseStore,
