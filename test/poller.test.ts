@@ -94,6 +94,28 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     expect(sim!.stats.requests).toBeLessThanOrEqual(4 * (Math.ceil(elapsed / 10_000) + 1));
   });
 
+  it('a lease release refused by Redis (as mid-failover) does not stop that kind for the lease time', async () => {
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { status: 300 }, { budget: 600 });
+    await waitFor(() => r.cycles.some((c) => c.kind === 'status'), { what: 'a first cycle' });
+    // The next lease release is refused, as a replica that was just demoted refuses writes.
+    const original = r.redis.eval.bind(r.redis) as (...args: unknown[]) => Promise<unknown>;
+    let refused = 0;
+    const patched = async (...args: unknown[]): Promise<unknown> => {
+      if (refused === 0 && String(args[0]).includes("'DEL'")) {
+        refused += 1;
+        throw new Error("READONLY You can't write against a read only replica.");
+      }
+      return original(...args);
+    };
+    Object.assign(r.redis, { eval: patched });
+    const before = r.cycles.length;
+    await waitFor(() => refused === 1 && r.cycles.length >= before + 4, {
+      timeoutMs: 15_000,
+      what: 'status cycles going on after the refused release',
+    });
+  });
+
   it('N replicas still make one poll per interval', async () => {
     const url = await setup({ rateLimit: false });
     const t0 = Date.now();

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { createHash } from 'node:crypto';
 import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
+import { toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import { CATALOG_INTERVAL_MS, CATEGORY_INTERVAL_MS, limiterFor } from '../budget/plan.js';
 import {
@@ -51,6 +52,11 @@ const LOW_WATER_SHARE = 0.1;
 const MAX_PAUSE_MS = 120_000;
 /** Upper bound of one cycle's lease (a crashed holder frees it after this). */
 const LEASE_MS = 120_000;
+/** First and longest pause between tries to release a lease whose release failed. */
+const RELEASE_RETRY_MS = 250;
+const RELEASE_RETRY_MAX_MS = 2_000;
+const RELEASE_SCRIPT =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
 function fingerprint(apiKey: string | undefined): string {
   return apiKey === undefined || apiKey === ''
@@ -215,16 +221,43 @@ export class Poller extends EventEmitter<PollerEvents> {
     const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
     const ok = await this.options.connection.set(key, token, 'PX', LEASE_MS, 'NX');
     if (ok !== 'OK') return null;
+    const release = async (): Promise<void> => {
+      await this.options.connection.eval(RELEASE_SCRIPT, 1, key, token);
+    };
     return {
       release: async () => {
-        await this.options.connection.eval(
-          "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-          1,
-          key,
-          token,
-        );
+        try {
+          await release();
+        } catch (err) {
+          // A release refused mid-failover (or on a lost connection) would leave the kind
+          // unpolled for the rest of LEASE_MS: keep trying in the background instead.
+          this.options.log.warn(
+            { event: 'poll:lease_release_failed', kind, err: toError(err).message },
+            `could not release the ${kind} poll lease; trying again`,
+          );
+          void this.retryRelease(kind, release);
+        }
       },
     };
+  }
+
+  /** Tries `release` again, backing off, until it succeeds, the lease expires or the poller stops. */
+  private async retryRelease(kind: PollKind, release: () => Promise<void>): Promise<void> {
+    const until = Date.now() + LEASE_MS;
+    let pause = RELEASE_RETRY_MS;
+    while (this.worker !== null && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      try {
+        await release();
+        this.options.log.info(
+          { event: 'poll:lease_released', kind },
+          `released the ${kind} poll lease`,
+        );
+        return;
+      } catch {
+        pause = Math.min(RELEASE_RETRY_MAX_MS, pause * 2);
+      }
+    }
   }
 
   /** Pause before a 429: when Remaining is at the low-water mark, wait for the window to reset. */
