@@ -5,7 +5,7 @@
  * the config's `server.adminToken`. The token is never printed, not even in errors.
  */
 import { Agent } from 'undici';
-import { printable, requestJson } from '../commands/daemon-http.js';
+import { printable, requestJson, resolveDaemonTarget } from '../commands/daemon-http.js';
 import { StatuswatchError, errorCode, toError } from '../errors.js';
 import type { Config } from '../config/schema.js';
 
@@ -63,48 +63,33 @@ export const processIo: CommandIo = {
   },
 };
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
-}
-
 /** Resolves the URL and token; the config is loaded only when something is missing. */
-export async function resolveApiTarget(
+export function resolveApiTarget(
   flags: TargetFlags,
   env: CommandIo['env'],
   loadConfig: (explicit?: string) => Promise<Config>,
 ): Promise<ApiTarget> {
-  let config: Config | undefined;
-  const cfg = async (): Promise<Config> => (config ??= await loadConfig(flags.config));
-  let baseUrl =
-    nonEmpty(flags.url) ??
-    nonEmpty(env.STATUSWATCH_URL) ??
-    `http://127.0.0.1:${(await cfg()).server.port}`;
-  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-    throw new ApiCommandError(
-      'api_url_invalid',
-      '--url (or STATUSWATCH_URL) must be an http:// or https:// URL',
-      EXIT_INVALID,
-    );
-  }
-  baseUrl = baseUrl.replace(/\/+$/, '');
-  const sources: [string | undefined, string][] = [
-    [flags.token, '--token'],
-    [env.STATUSWATCH_TOKEN, '$STATUSWATCH_TOKEN'],
-    [env.STATUSWATCH_ADMIN_TOKEN, '$STATUSWATCH_ADMIN_TOKEN'],
-  ];
-  for (const [value, source] of sources) {
-    const token = nonEmpty(value);
-    if (token !== undefined) return { baseUrl, token, tokenSource: source };
-  }
-  const fromConfig = nonEmpty((await cfg()).server.adminToken);
-  if (fromConfig !== undefined) {
-    return { baseUrl, token: fromConfig, tokenSource: 'server.adminToken in the config' };
-  }
-  throw new ApiCommandError(
-    'api_token_missing',
-    'no token: pass --token, set STATUSWATCH_TOKEN, or set server.adminToken in the config',
-    EXIT_INVALID,
-  );
+  return resolveDaemonTarget({
+    urls: [flags.url, env.STATUSWATCH_URL],
+    tokens: [
+      [flags.token, '--token'],
+      [env.STATUSWATCH_TOKEN, '$STATUSWATCH_TOKEN'],
+      [env.STATUSWATCH_ADMIN_TOKEN, '$STATUSWATCH_ADMIN_TOKEN'],
+    ],
+    loadConfig: () => loadConfig(flags.config),
+    invalidUrl: () =>
+      new ApiCommandError(
+        'api_url_invalid',
+        '--url (or STATUSWATCH_URL) must be an http:// or https:// URL',
+        EXIT_INVALID,
+      ),
+    missingToken: () =>
+      new ApiCommandError(
+        'api_token_missing',
+        'no token: pass --token, set STATUSWATCH_TOKEN, or set server.adminToken in the config',
+        EXIT_INVALID,
+      ),
+  });
 }
 
 interface ErrorBody {

@@ -4,6 +4,7 @@
  * token, and terminal-safe text for what the server sent.
  */
 import { request, type Agent } from 'undici';
+import type { Config } from '../config/schema.js';
 
 /** Where a command talks to the daemon: its base URL and a bearer token. */
 export interface DaemonTarget {
@@ -60,4 +61,44 @@ export async function requestJson(
 export function printable(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ' ');
+}
+
+/** A daemon target with where its token came from (named in a 401 message). */
+export interface ResolvedTarget extends DaemonTarget {
+  tokenSource: string;
+}
+
+/** Where a command looks for the daemon's URL and token, in order, and its errors. */
+export interface TargetSources {
+  /** URL candidates in order; when none is set, 127.0.0.1 on the config's `server.port`. */
+  urls: readonly (string | undefined)[];
+  /** Token candidates in order, each with its name; then the config's `server.adminToken`. */
+  tokens: readonly (readonly [string | undefined, string])[];
+  /** Loads the config (called at most once, only when a URL or token is missing). */
+  loadConfig: () => Promise<Config>;
+  invalidUrl: () => Error;
+  missingToken: () => Error;
+}
+
+function nonBlank(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** Resolves the daemon's URL and token for a CLI command (`statuswatch silence`, `/api/v1` commands). */
+export async function resolveDaemonTarget(s: TargetSources): Promise<ResolvedTarget> {
+  let config: Config | undefined;
+  const cfg = async (): Promise<Config> => (config ??= await s.loadConfig());
+  let baseUrl = s.urls.map(nonBlank).find((u) => u !== undefined);
+  baseUrl ??= `http://127.0.0.1:${(await cfg()).server.port}`;
+  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) throw s.invalidUrl();
+  baseUrl = baseUrl.replace(/\/+$/, '');
+  for (const [value, source] of s.tokens) {
+    const token = nonBlank(value);
+    if (token !== undefined) return { baseUrl, token, tokenSource: source };
+  }
+  const fromConfig = nonBlank((await cfg()).server.adminToken);
+  if (fromConfig !== undefined) {
+    return { baseUrl, token: fromConfig, tokenSource: 'server.adminToken in the config' };
+  }
+  throw s.missingToken();
 }

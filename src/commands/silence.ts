@@ -6,7 +6,7 @@
  */
 import { userInfo } from 'node:os';
 import { Agent } from 'undici';
-import { printable, requestJson } from './daemon-http.js';
+import { printable, requestJson, resolveDaemonTarget } from './daemon-http.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
 import { StatuswatchError, toError, errorCode } from '../errors.js';
@@ -70,39 +70,31 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Resolves the server URL and token; the config is loaded only when a flag or variable is missing. */
-export async function resolveAdminTarget(
+export function resolveAdminTarget(
   flags: TargetFlags,
   env: SilenceIo['env'],
   loadConfig: (explicit?: string) => Promise<Config>,
 ): Promise<AdminTarget> {
-  let config: Config | undefined;
-  const cfg = async (): Promise<Config> => (config ??= await loadConfig(flags.config));
-
-  let baseUrl = nonEmpty(flags.server) ?? `http://127.0.0.1:${(await cfg()).server.port}`;
-  if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
-    throw new SilenceCommandError(
-      'silence_server_invalid',
-      '--server must be an http:// or https:// URL',
-      EXIT_INVALID,
-    );
-  }
-  baseUrl = baseUrl.replace(/\/+$/, '');
-
-  const fromFlag = nonEmpty(flags.token);
-  if (fromFlag !== undefined) return { baseUrl, token: fromFlag, tokenSource: '--token' };
-  const fromEnv = nonEmpty(env.STATUSWATCH_ADMIN_TOKEN);
-  if (fromEnv !== undefined) {
-    return { baseUrl, token: fromEnv, tokenSource: '$STATUSWATCH_ADMIN_TOKEN' };
-  }
-  const fromConfig = nonEmpty((await cfg()).server.adminToken);
-  if (fromConfig !== undefined) {
-    return { baseUrl, token: fromConfig, tokenSource: 'server.adminToken in the config' };
-  }
-  throw new SilenceCommandError(
-    'admin_token_missing',
-    'no admin token: pass --token, set STATUSWATCH_ADMIN_TOKEN, or set server.adminToken in the config',
-    EXIT_INVALID,
-  );
+  return resolveDaemonTarget({
+    urls: [flags.server],
+    tokens: [
+      [flags.token, '--token'],
+      [env.STATUSWATCH_ADMIN_TOKEN, '$STATUSWATCH_ADMIN_TOKEN'],
+    ],
+    loadConfig: () => loadConfig(flags.config),
+    invalidUrl: () =>
+      new SilenceCommandError(
+        'silence_server_invalid',
+        '--server must be an http:// or https:// URL',
+        EXIT_INVALID,
+      ),
+    missingToken: () =>
+      new SilenceCommandError(
+        'admin_token_missing',
+        'no admin token: pass --token, set STATUSWATCH_ADMIN_TOKEN, or set server.adminToken in the config',
+        EXIT_INVALID,
+      ),
+  });
 }
 
 const silenceViewSchema = silenceSchema.extend({
