@@ -290,6 +290,6 @@ subscriptions:
  * equal): the benches that judge the daemon (memory, soak, storm) run it so.
  */
 export const SHIPPED_FLAGS: readonly string[] = [
-  '--max-semi-space-size=1',
+  '--max-semi-space-size=2',
   '--heap-growing-percent=10',
 ];
