@@ -13,14 +13,13 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { toError } from '../errors.js';
+import { freePort } from '../net.js';
 import { startChild, type ChildHandle } from './child-protocol.js';
 import { BenchError } from './errors.js';
 import {
@@ -131,21 +130,6 @@ export async function bareNodeRss(): Promise<number> {
   }
 }
 
-/** A port on 127.0.0.1 nothing listens on (bound, then released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
-  );
-  return port;
-}
 
 /** Waits until the simulator has answered `count` more cycles' polls (one request per kind each). */
 export async function cycles(

@@ -17,16 +17,15 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
-import { constants, readFileSync } from 'node:fs';
+import { constants, createWriteStream, readFileSync } from 'node:fs';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { toError } from '../errors.js';
+import { freePort } from '../net.js';
 import { buildCatalog, createSimulator, type Simulator } from '../sim/index.js';
 import { SIM_SEED, clockMs, startChild, type ChildHandle } from './child-protocol.js';
 import { BenchError } from './errors.js';
@@ -62,8 +61,12 @@ const IDLE_MS = 5_000;
 const GRACE_MS = 3_000;
 const WATCH_MS = 100;
 const AM_BATCH = 1_000;
-/** The daemon's log level: its default (info, a line per delivery), read by the bench (tail kept). */
-const DAEMON_LOG_LEVEL = 'info';
+/**
+ * The daemon's log level: its default (info, a line per delivery), read by the bench (tail kept);
+ * STATUSWATCH_BENCH_LOG_LEVEL overrides it, STATUSWATCH_BENCH_DAEMON_LOG names a file that gets
+ * the daemon's whole output (to read a storm's timeline).
+ */
+const DAEMON_LOG_LEVEL = process.env['STATUSWATCH_BENCH_LOG_LEVEL'] ?? 'info';
 const AM_INSTALL_HINT = 'apt-get install prometheus-alertmanager';
 
 const execFileAsync = promisify(execFile);
@@ -109,13 +112,21 @@ function startProcess(
 ): Proc {
   const child = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail = new Tail();
+  const logFile = process.env['STATUSWATCH_BENCH_DAEMON_LOG'];
+  const copy =
+    logFile === undefined || logFile === '' || name !== 'statuswatch run'
+      ? null
+      : createWriteStream(logFile);
   // Both streams are read to the end (a full pipe would block the process); only the tail is kept.
   child.stdout.on('data', (chunk: Buffer) => {
     tail.push(chunk);
+    copy?.write(chunk);
   });
   child.stderr.on('data', (chunk: Buffer) => {
     tail.push(chunk);
+    copy?.write(chunk);
   });
+  child.on('close', () => copy?.end());
   child.on('error', (err) => {
     tail.push(Buffer.from(`spawn error: ${err.message}\n`));
   });
@@ -217,20 +228,6 @@ class ProcessCpu {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
-  );
-  return port;
-}
 
 /** Calls `probe` every `everyMs` until it returns a value; a BenchError on timeout. */
 async function waitFor<T>(

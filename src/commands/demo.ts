@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, connect } from 'node:net';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { stringify } from 'yaml';
 import { App } from '../app.js';
+import { freePort } from '../net.js';
 import { parseConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createSimulator, demoScenario } from '../sim/index.js';
@@ -43,14 +42,6 @@ function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  server.close();
-  return port;
-}
 
 /** REDIS_URL when Redis answers there; else a private redis-server child on a free port, when the binary exists. */
 async function obtainRedis(

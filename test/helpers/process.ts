@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { QUEUES } from '../../src/queues.js';
+export { freePort } from '../../src/net.js';
 import { waitFor } from './wait.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -129,18 +129,6 @@ export async function killAll(): Promise<void> {
   await Promise.all(left.map((p) => p.exited));
 }
 
-/** A port that was free a moment ago (for programs that cannot be told to use port 0). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) =>
-    server.close(() => {
-      resolve();
-    }),
-  );
-  return port;
-}
 
 /** A temporary directory removed by `cleanup`. */
 export async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
