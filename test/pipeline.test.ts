@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.js';
 import { kindsOf, pipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 let h: PipelineHarness | undefined;
@@ -33,6 +34,33 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
       'incident.resolved stripe',
       'incident.updated stripe',
     ]);
+  });
+
+  it('logs one info line per cycle that found something, with the count per kind (none per transition, none for a quiet cycle)', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = createLogger({
+      level: 'info',
+      destination: {
+        write: (line: string) => {
+          lines.push(JSON.parse(line) as Record<string, unknown>);
+        },
+      },
+    });
+    h = await pipelineHarness(undefined, undefined, () => ({ log }));
+    await h.poll('incidents');
+    for (const feedId of ['stripe', 'github', 'okta']) h.sim.openIncident(feedId, { title: 'down' });
+    expect(await h.poll('incidents')).toHaveLength(3);
+    await h.poll('incidents');
+    const done = lines.filter((l) => l.event === 'poll:done');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({
+      level: 'info',
+      kind: 'incidents',
+      transitions: 3,
+      found: { 'incident.opened': 3 },
+      msg: 'poll of incidents done: 3 incident.opened',
+    });
+    expect(lines.filter((l) => l.event === 'transition:detected')).toEqual([]);
   });
 
   it('a status flap shorter than the confirmations gives nothing; a held change gives one status.changed', async () => {

@@ -57,6 +57,13 @@ export interface PipelineRules {
 
 const DEFAULT_CONFIRMATIONS = 5;
 
+/** How many transitions of each kind a cycle found. */
+function countKinds(transitions: readonly Transition[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of transitions) out[t.kind] = (out[t.kind] ?? 0) + 1;
+  return out;
+}
+
 /** The row named its service (Variant A): the incident is used as it is, not copied. */
 function hasFeedId(incident: Incident): incident is Incident & { feedId: string } {
   return incident.feedId !== null;
@@ -238,22 +245,33 @@ export class Pipeline {
         });
     }
     const durationMs = performance.now() - started;
-    this.deps.log.debug(
+    // One line per cycle; a cycle that found something says what at info (a storm of 5,000
+    // openings is one line here, and each transition's own line is debug: its deliveries are
+    // logged one by one anyway, with the transition id).
+    const found = countKinds(transitions);
+    this.deps.log[transitions.length === 0 ? 'debug' : 'info'](
       {
         event: 'poll:done',
         kind,
         transitions: transitions.length,
+        ...(transitions.length === 0 ? {} : { found }),
         changed: fetched.changed.size,
         skipped: fetched.skipped,
-        durationMs,
+        durationMs: Math.round(durationMs),
       },
-      `poll of ${kind} done`,
+      transitions.length === 0
+        ? `poll of ${kind} done`
+        : `poll of ${kind} done: ${Object.entries(found)
+            .map(([k, n]) => `${String(n)} ${k}`)
+            .join(', ')}`,
     );
-    for (const t of transitions) {
-      this.deps.log.info(
-        { event: 'transition:detected', kind: t.kind, feedId: t.feedId, transitionId: t.id },
-        `${t.kind} ${t.feedId}`,
-      );
+    if (this.deps.log.isLevelEnabled('debug')) {
+      for (const t of transitions) {
+        this.deps.log.debug(
+          { event: 'transition:detected', kind: t.kind, feedId: t.feedId, transitionId: t.id },
+          `${t.kind} ${t.feedId}`,
+        );
+      }
     }
     return {
       kind,
