@@ -182,6 +182,27 @@ describe('service history', () => {
     expect(await store.events('ignored', 0)).toEqual([]);
   });
 
+  it('bounds every service of a big cycle: 90 days kept, a TTL set, over several script calls', async () => {
+    // 2,500 services: more than one call of SERVICES_PER_PIPELINE (2,000).
+    const feeds = Array.from({ length: 2_500 }, (_, i) => `s${String(i)}`);
+    const old = T0 - 91 * DAY_MS;
+    await store.record(
+      cycle('incidents', old, { transitions: feeds.map((f) => opened(f, old, 'old')) }),
+      watched,
+    );
+    await store.record(
+      cycle('incidents', T0, { transitions: feeds.map((f) => opened(f, T0, 'new')) }),
+      watched,
+    );
+    for (const feedId of ['s0', 's1999', 's2000', 's2499']) {
+      const events = await store.events(feedId, 0);
+      expect(events.map((e) => e.incident?.id)).toEqual(['new']);
+      const ttl = await tr.redis.pttl(tr.keys.key('hist', 'events', feedId));
+      expect(ttl).toBeGreaterThan(90 * DAY_MS);
+      expect(ttl).toBeLessThanOrEqual(91 * DAY_MS);
+    }
+  });
+
   it('watchedBy: feedIds, "*" and categories', async () => {
     const categories = {
       load: () => Promise.resolve(),

@@ -61,6 +61,12 @@ const SPECS = {
     'ledger-claim',
   ),
   ledgerMarkSent: script<readonly string[], [ttlSeconds: string], number>('ledger-mark-sent'),
+  historyAppend: script<
+    readonly string[],
+    // oldest score kept, most members kept, TTL ms, then per key: count, score/member pairs
+    readonly string[],
+    number
+  >('history-append'),
   ledgerHandOff: script<[key: string], [owner: string, ttlSeconds: string], number>(
     'ledger-hand-off',
     1,
