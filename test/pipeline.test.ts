@@ -48,7 +48,8 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
     });
     h = await pipelineHarness(undefined, undefined, () => ({ log }));
     await h.poll('incidents');
-    for (const feedId of ['stripe', 'github', 'okta']) h.sim.openIncident(feedId, { title: 'down' });
+    for (const feedId of ['stripe', 'github', 'okta'])
+      h.sim.openIncident(feedId, { title: 'down' });
     expect(await h.poll('incidents')).toHaveLength(3);
     await h.poll('incidents');
     const done = lines.filter((l) => l.event === 'poll:done');

@@ -130,7 +130,6 @@ export async function bareNodeRss(): Promise<number> {
   }
 }
 
-
 /** Waits until the simulator has answered `count` more cycles' polls (one request per kind each). */
 export async function cycles(
   sim: ChildHandle,

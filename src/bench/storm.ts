@@ -228,7 +228,6 @@ class ProcessCpu {
   }
 }
 
-
 /** Calls `probe` every `everyMs` until it returns a value; a BenchError on timeout. */
 async function waitFor<T>(
   what: string,

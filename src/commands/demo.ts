@@ -42,7 +42,6 @@ function redisAnswers(url: string, timeoutMs = 1000): Promise<boolean> {
   });
 }
 
-
 /** REDIS_URL when Redis answers there; else a private redis-server child on a free port, when the binary exists. */
 async function obtainRedis(
   write: (s: string) => void,

@@ -129,7 +129,6 @@ export async function killAll(): Promise<void> {
   await Promise.all(left.map((p) => p.exited));
 }
 
-
 /** A temporary directory removed by `cleanup`. */
 export async function tempDir(): Promise<{ dir: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'statuswatch-test-'));
