@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/log.js';
+import { captureLog } from './helpers/log.js';
 import { kindsOf, pipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 let h: PipelineHarness | undefined;
@@ -37,15 +37,7 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
   });
 
   it('logs one info line per cycle that found something, with the count per kind (none per transition, none for a quiet cycle)', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const log = createLogger({
-      level: 'info',
-      destination: {
-        write: (line: string) => {
-          lines.push(JSON.parse(line) as Record<string, unknown>);
-        },
-      },
-    });
+    const { log, lines } = captureLog();
     h = await pipelineHarness(undefined, undefined, () => ({ log }));
     await h.poll('incidents');
     for (const feedId of ['stripe', 'github', 'okta'])

@@ -3,7 +3,7 @@ import { createSimulator, type Simulator, type SimulatorOptions } from '../src/s
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import { Pipeline, type CycleReport, type PollKind } from '../src/pipeline/cycle.js';
 import { Handoff } from '../src/pipeline/handoff.js';
-import { Poller } from '../src/scheduler/poller.js';
+import { Poller, STAGGER_ORDER, STAGGER_STEP_MS, staggerMs } from '../src/scheduler/poller.js';
 import { silentLogger } from '../src/log.js';
 import { createRedis } from '../src/redis.js';
 import { testRedis, REDIS_URL, type TestRedis } from './helpers/redis.js';
@@ -132,6 +132,33 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     expect(polls).toBeLessThanOrEqual(Math.floor(elapsed / 2000) + 1);
     const schedulers = await all[0]!.poller.queue.getJobSchedulers(0, -1);
     expect(schedulers.map((s) => s.key).sort()).toEqual(['poll-catalog', 'poll-status']);
+  });
+
+  it('poll kinds are staggered: incidents first, status a step later, and their polls stay apart', async () => {
+    expect(STAGGER_ORDER).toEqual(['incidents', 'status', 'sla', 'scores']);
+    expect(STAGGER_ORDER.map((kind) => staggerMs(kind, 60_000))).toEqual([
+      0,
+      STAGGER_STEP_MS,
+      2 * STAGGER_STEP_MS,
+      3 * STAGGER_STEP_MS,
+    ]);
+    // A short interval: the kinds share it fairly.
+    expect(staggerMs('status', 1000)).toBe(250);
+    expect(staggerMs('catalog', 1000)).toBe(0);
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { status: 1000, incidents: 1000 }, { budget: 600 });
+    const count = (kind: string): number => r.cycles.filter((c) => c.kind === kind).length;
+    await waitFor(() => count('status') >= 3 && count('incidents') >= 3, {
+      timeoutMs: 15_000,
+      what: '3 cycles of each kind',
+    });
+    const schedulers = await r.poller.queue.getJobSchedulers(0, -1);
+    const next = (key: string): number => schedulers.find((s) => s.key === key)?.next ?? NaN;
+    // Both every 1 s; status's slots lie 250 ms after the incidents slots (give or take the few
+    // ms between the two upserts and BullMQ's own reading of the clock).
+    const phase = (((next('poll-status') - next('poll-incidents')) % 1000) + 1000) % 1000;
+    expect(phase).toBeGreaterThanOrEqual(200);
+    expect(phase).toBeLessThan(400);
   });
 
   it('a 429 with Retry-After pauses every replica for that long, and the cycle is not lost', async () => {

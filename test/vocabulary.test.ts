@@ -1,30 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/log.js';
 import { createMetrics } from '../src/server/metrics.js';
 import { MAX_WORDS_PER_FIELD, VocabularyRecorder } from '../src/pipeline/vocabulary.js';
 import { WordCounts, type VocabularyField } from '../src/upstream/vocabulary.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
 import { promtoolCheck } from './helpers/promtool.js';
+import { captureLog } from './helpers/log.js';
 
 let tr: TestRedis | undefined;
 afterEach(async () => {
   await tr?.cleanup();
   tr = undefined;
 });
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const log = createLogger({
-    level: 'info',
-    destination: {
-      write: (line: string) => {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      },
-    },
-  });
-  return { log, lines };
-}
 
 function words(entries: [VocabularyField, string, number][]): WordCounts {
   const w = new WordCounts();
@@ -44,8 +31,8 @@ async function metricSamples(
 describe('upstream vocabulary drift (real Redis)', () => {
   it('counts unknown words per field, logs each new one once across replicas, and reports what was seen', async () => {
     tr = await testRedis('vocab');
-    const a = capture();
-    const b = capture();
+    const a = captureLog();
+    const b = captureLog();
     const metricsA = createMetrics();
     const metricsB = createMetrics();
     const replicaA = new VocabularyRecorder({
@@ -118,7 +105,7 @@ describe('upstream vocabulary drift (real Redis)', () => {
       meaning: 'not recognised: trouble (degraded at least)',
     });
     // A replica that never saw a word still lists it (from Redis), with no local count.
-    const fresh = new VocabularyRecorder({ redis: tr.redis, keys: tr.keys, log: capture().log });
+    const fresh = new VocabularyRecorder({ redis: tr.redis, keys: tr.keys, log: captureLog().log });
     const again = (await fresh.report()).find((f) => f.field === 'sla.status');
     expect(again?.seen.map((s) => [s.value, s.countHere]).sort()).toEqual([
       ['at_risk', 0],
@@ -129,7 +116,7 @@ describe('upstream vocabulary drift (real Redis)', () => {
 
   it(`keeps at most ${String(MAX_WORDS_PER_FIELD)} words a field; the rest are counted as "other" and logged once`, async () => {
     tr = await testRedis('vocab');
-    const c = capture();
+    const c = captureLog();
     const metrics = createMetrics();
     const rec = new VocabularyRecorder({
       redis: tr.redis,

@@ -58,6 +58,25 @@ const RELEASE_RETRY_MAX_MS = 2_000;
 const RELEASE_SCRIPT =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
+/**
+ * Poll kinds start this far apart (at most; less when an interval is short): an incidents cycle
+ * and a status cycle that fire together share one event loop, and a new incident waits for the
+ * status list (thousands of rows) to be parsed too. Incidents go first.
+ */
+export const STAGGER_STEP_MS = 500;
+export const STAGGER_ORDER: readonly PollKind[] = ['incidents', 'status', 'sla', 'scores'];
+
+/**
+ * How long after a schedule is (re)created its first poll comes: the kind's place in
+ * STAGGER_ORDER times STAGGER_STEP_MS, or a fair share of a short interval. Schedules created
+ * together (a first start, a new budget) keep these phases apart from then on.
+ */
+export function staggerMs(kind: PollJobKind, everyMs: number): number {
+  const place = (STAGGER_ORDER as readonly PollJobKind[]).indexOf(kind);
+  if (place <= 0) return 0;
+  return place * Math.min(STAGGER_STEP_MS, Math.floor(everyMs / STAGGER_ORDER.length));
+}
+
 function fingerprint(apiKey: string | undefined): string {
   return apiKey === undefined || apiKey === ''
     ? 'none'
@@ -120,7 +139,9 @@ export class Poller extends EventEmitter<PollerEvents> {
       // At start a replica applies its own intervals; afterwards it only restores missing
       // schedules, so replicas with different configs during a rollout do not flip-flop them.
       if (current === every || (mode === 'keep' && current !== undefined)) continue;
-      await this.queue.upsertJobScheduler(id, { every }, { name: kind, data: { kind } });
+      // BullMQ's clock (Date.now), not the injected one: the start date is compared with it.
+      const startDate = Date.now() + staggerMs(kind, every);
+      await this.queue.upsertJobScheduler(id, { every, startDate }, { name: kind, data: { kind } });
       this.options.log.info(
         { event: 'schedule:upserted', kind, everyMs: every },
         `poll ${kind} every ${every} ms`,
