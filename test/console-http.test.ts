@@ -277,6 +277,28 @@ describe('web console over HTTP', () => {
     });
     expect(noTeam.status).toBe(400);
     expect(JSON.stringify(await noTeam.json())).toContain('team');
+    // The same refusal to a browser: the form again (400), its issue shown, what was typed kept.
+    const noTeamPage = await fetch(`${w.base}/subscriptions`, {
+      method: 'POST',
+      headers: {
+        ...bearer(w.tokens.admin),
+        accept: 'text/html',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ name: 'x1', services: 'slack', channels: 'hook' }),
+    });
+    expect(noTeamPage.status).toBe(400);
+    const refusedPage = await noTeamPage.text();
+    expect(refusedPage).toMatch(/<div class="notice error" role="alert">\s*<ul>\s*<li>team/);
+    expect(refusedPage).toContain('value="x1"');
+    // A channel whose fields are not a JSON object is refused naming the field.
+    const badFields = await post('/channels', w.tokens.payments, {
+      name: 'c1',
+      type: 'webhook',
+      fields: '[1]',
+    });
+    expect(badFields.status).toBe(400);
+    expect(await badFields.json()).toMatchObject({ issues: [{ field: 'fields' }] });
     const forB = await post('/subscriptions', w.tokens.admin, {
       name: 'search-extra',
       team: TEAM_B.team,

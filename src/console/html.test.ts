@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { esc, href, html, join, safeHref } from './html.js';
+import { esc, href, html, join, responsiveTable, safeHref } from './html.js';
 
 const HOSTILE = `<script>alert(1)</script><img src=x onerror="alert(2)"> 'quoted' & javascript:alert(3)`;
 
@@ -46,5 +46,22 @@ describe('html', () => {
       '/?subscription=a%26b&limit=5',
     );
     expect(href('/notifications')).toBe('/notifications');
+  });
+
+  it('builds a responsive table: headers escaped unless Html, rows as given', () => {
+    const table = responsiveTable(
+      ['<Name>', html`<span class="muted">Actions</span>`],
+      [
+        html`<tr>
+          <td data-label="Name">a</td>
+        </tr>`,
+        html`<tr>
+          <td data-label="Name">b</td>
+        </tr>`,
+      ],
+    ).text.replace(/>\s+</g, '><');
+    expect(table).toBe(
+      '<table class="responsive"><thead><tr><th scope="col">&lt;Name&gt;</th><th scope="col"><span class="muted">Actions</span></th></tr></thead><tbody><tr><td data-label="Name">a</td></tr><tr><td data-label="Name">b</td></tr></tbody></table>',
+    );
   });
 });

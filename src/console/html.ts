@@ -65,3 +65,21 @@ export function href(
   const text = q.toString();
   return text === '' ? path : `${path}?${text}`;
 }
+
+/**
+ * A table whose rows stack into labelled cards at phone width (`class="responsive"`: each cell
+ * carries `data-label`, its column's name). `headers` name the columns (an `Html` header, such as
+ * a muted actions column, is used as it is); `rows` are the `<tr>` elements.
+ */
+export function responsiveTable(headers: readonly Interpolation[], rows: readonly Html[]): Html {
+  return html`<table class="responsive">
+    <thead>
+      <tr>
+        ${join(headers.map((h) => html`<th scope="col">${h}</th>`))}
+      </tr>
+    </thead>
+    <tbody>
+      ${join(rows)}
+    </tbody>
+  </table>`;
+}

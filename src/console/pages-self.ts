@@ -3,8 +3,8 @@
  * audit log. Same rules as pages.ts: everything through `html`, real forms, CSRF on every POST.
  */
 import { EVENT_KINDS } from '../config/events.js';
-import { html, join, type Html } from './html.js';
-import { csrfField, layout, time, type Frame } from './pages.js';
+import { html, join, responsiveTable, type Html } from './html.js';
+import { checks, csrfField, layout, time, type Frame } from './pages.js';
 import type { AuditRow, ObjectView } from './selfservice.js';
 
 function list(value: unknown): string[] {
@@ -83,23 +83,6 @@ export function subscriptionFormOf(view: ObjectView | null): SubscriptionFormVal
   };
 }
 
-function checks(name: string, values: readonly string[], checked: readonly string[]): Html {
-  return join(
-    values.map(
-      (v, i) =>
-        html`<label class="check" for="${name}-${i}"
-          ><input
-            type="checkbox"
-            id="${name}-${i}"
-            name="${name}"
-            value="${v}"
-            ${checked.includes(v) ? html` checked` : html``}
-          />${v}</label
-        >`,
-    ),
-  );
-}
-
 function issuesBlock(issues: readonly string[]): Html {
   return issues.length === 0
     ? html``
@@ -166,21 +149,17 @@ export function subscriptionsPage(
         ${
           o.subscriptions.length === 0
             ? html`<p class="muted">No subscriptions yet.</p>`
-            : html`<table class="responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col">Watches</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Channels</th>
-                    <th scope="col"><span class="muted">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${join(rows)}
-                </tbody>
-              </table>`
+            : responsiveTable(
+                [
+                  'Name',
+                  'Owner',
+                  'Watches',
+                  'Events',
+                  'Channels',
+                  html`<span class="muted">Actions</span>`,
+                ],
+                rows,
+              )
         }
       </div>
       <h2>${f.mode === 'create' ? 'New subscription' : html`Edit ${f.name}`}</h2>
@@ -346,19 +325,10 @@ export function channelsPage(
         ${
           o.channels.length === 0
             ? html`<p class="muted">No channels.</p>`
-            : html`<table class="responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col"><span class="muted">Actions</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${join(rows)}
-                </tbody>
-              </table>`
+            : responsiveTable(
+                ['Name', 'Type', 'Owner', html`<span class="muted">Actions</span>`],
+                rows,
+              )
         }
       </div>
       <h2>${f.mode === 'create' ? 'New channel' : html`Edit ${f.name}`}</h2>
@@ -434,18 +404,10 @@ export function feedsPage(
       ${
         o.subscriptions.length === 0
           ? html`<p class="muted">No subscriptions.</p>`
-          : html`<table class="responsive">
-              <thead>
-                <tr>
-                  <th scope="col">Subscription</th>
-                  <th scope="col">Feed</th>
-                  <th scope="col"><span class="muted">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${join(rows)}
-              </tbody>
-            </table>`
+          : responsiveTable(
+              ['Subscription', 'Feed', html`<span class="muted">Actions</span>`],
+              rows,
+            )
       }`,
   );
 }
@@ -496,19 +458,7 @@ export function auditPage(
       ${
         o.entries.length === 0
           ? html`<p class="muted">No changes recorded.</p>`
-          : html`<table class="responsive">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">What</th>
-                  <th scope="col">Changes</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${join(rows)}
-              </tbody>
-            </table>`
+          : responsiveTable(['When', 'Who', 'What', 'Changes'], rows)
       }
       ${o.next === null ? '' : html`<p><a href="/audit?before=${encodeURIComponent(o.next)}">Older entries</a></p>`}`,
   );

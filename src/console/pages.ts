@@ -16,7 +16,15 @@ import type { DeadLetter } from '../delivery/queue.js';
 import type { Silence } from '../silences/model.js';
 import { stateOf } from '../silences/match.js';
 import { thin } from '../history/series.js';
-import { html, join, safeHref, href, type Html, type Interpolation } from './html.js';
+import {
+  html,
+  join,
+  responsiveTable,
+  safeHref,
+  href,
+  type Html,
+  type Interpolation,
+} from './html.js';
 import { lineChart, sparkline, statusBand, statusSegments } from './svg.js';
 import type {
   DeliveryRow,
@@ -252,21 +260,17 @@ export function overviewTable(o: Overview): Html {
     ${
       o.services.length === 0
         ? html`<p class="muted">None of your subscriptions watches a service yet.</p>`
-        : html`<table class="responsive">
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Status</th>
-                <th scope="col">Open incidents</th>
-                <th scope="col">SLA margin</th>
-                <th scope="col">Score (30 days)</th>
-                <th scope="col">Subscriptions</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${join(rows)}
-            </tbody>
-          </table>`
+        : responsiveTable(
+            [
+              'Service',
+              'Status',
+              'Open incidents',
+              'SLA margin',
+              'Score (30 days)',
+              'Subscriptions',
+            ],
+            rows,
+          )
     }
     ${more}
   </div>`;
@@ -318,29 +322,18 @@ export function transitionsTable(list: readonly TransitionView[], id = 'transiti
   if (list.length === 0)
     return html`<div id="${id}" data-live><p class="muted">No transitions recorded yet.</p></div>`;
   return html`<div id="${id}" data-live>
-    <table class="responsive">
-      <thead>
-        <tr>
-          <th scope="col">Observed</th>
-          <th scope="col">Event</th>
-          <th scope="col">What</th>
-          <th scope="col">Sent to</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${join(
-          list.map(
-            (t) =>
-              html`<tr>
-                <td data-label="Observed">${time(t.at)}</td>
-                <td data-label="Event">${eventLabel(t.kind)}</td>
-                <td data-label="What">${t.text}</td>
-                <td data-label="Sent to">${deliveriesList(t.deliveries)}</td>
-              </tr>`,
-          ),
-        )}
-      </tbody>
-    </table>
+    ${responsiveTable(
+      ['Observed', 'Event', 'What', 'Sent to'],
+      list.map(
+        (t) =>
+          html`<tr>
+            <td data-label="Observed">${time(t.at)}</td>
+            <td data-label="Event">${eventLabel(t.kind)}</td>
+            <td data-label="What">${t.text}</td>
+            <td data-label="Sent to">${deliveriesList(t.deliveries)}</td>
+          </tr>`,
+      ),
+    )}
   </div>`;
 }
 
@@ -446,74 +439,50 @@ function select(
 
 function deliveryRows(list: readonly DeliveryRow[]): Html {
   if (list.length === 0) return html`<p class="muted">No deliveries match.</p>`;
-  return html`<table class="responsive">
-    <thead>
-      <tr>
-        <th scope="col">Routed</th>
-        <th scope="col">Service</th>
-        <th scope="col">Event</th>
-        <th scope="col">Route</th>
-        <th scope="col">Outcome</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${join(
-        list.map(
-          (d) =>
-            html`<tr>
-              <td data-label="Routed">${time(d.at)}</td>
-              <td data-label="Service">${serviceLink(d.feedId, d.service)}</td>
-              <td data-label="Event">
-                ${eventLabel(d.kind)}
-                <div class="muted">${d.text}</div>
-              </td>
-              <td data-label="Route"><code>${d.subscription}</code> → <code>${d.channel}</code></td>
-              <td data-label="Outcome">${outcomeBadge(d)}</td>
-            </tr>`,
-        ),
-      )}
-    </tbody>
-  </table>`;
+  return responsiveTable(
+    ['Routed', 'Service', 'Event', 'Route', 'Outcome'],
+    list.map(
+      (d) =>
+        html`<tr>
+          <td data-label="Routed">${time(d.at)}</td>
+          <td data-label="Service">${serviceLink(d.feedId, d.service)}</td>
+          <td data-label="Event">
+            ${eventLabel(d.kind)}
+            <div class="muted">${d.text}</div>
+          </td>
+          <td data-label="Route"><code>${d.subscription}</code> → <code>${d.channel}</code></td>
+          <td data-label="Outcome">${outcomeBadge(d)}</td>
+        </tr>`,
+    ),
+  );
 }
 
 function deadLetterRows(list: readonly DeadLetter[], frame: Frame): Html {
   if (list.length === 0) return html`<p class="muted">No dead letters.</p>`;
-  return html`<table class="responsive">
-    <thead>
-      <tr>
-        <th scope="col">Failed</th>
-        <th scope="col">Route</th>
-        <th scope="col">Events</th>
-        <th scope="col">Reason</th>
-        <th scope="col"><span class="muted">Action</span></th>
-      </tr>
-    </thead>
-    <tbody>
-      ${join(
-        list.map(
-          (d) =>
-            html`<tr data-dead="${d.id}">
-              <td data-label="Failed">${time(d.failedAt)}</td>
-              <td data-label="Route"><code>${d.subscription}</code> → <code>${d.channel}</code></td>
-              <td data-label="Events">${d.kinds.join(', ')}</td>
-              <td data-label="Reason">
-                ${d.failedReason}
-                <span class="muted">(${d.attempts} attempt${d.attempts === 1 ? '' : 's'})</span>
-              </td>
-              <td>
-                <form class="inline" method="post" action="/notifications/retry">
-                  ${csrfField(frame.identity)}<input
-                    type="hidden"
-                    name="id"
-                    value="${d.id}"
-                  /><button type="submit">Retry</button>
-                </form>
-              </td>
-            </tr>`,
-        ),
-      )}
-    </tbody>
-  </table>`;
+  return responsiveTable(
+    ['Failed', 'Route', 'Events', 'Reason', html`<span class="muted">Action</span>`],
+    list.map(
+      (d) =>
+        html`<tr data-dead="${d.id}">
+          <td data-label="Failed">${time(d.failedAt)}</td>
+          <td data-label="Route"><code>${d.subscription}</code> → <code>${d.channel}</code></td>
+          <td data-label="Events">${d.kinds.join(', ')}</td>
+          <td data-label="Reason">
+            ${d.failedReason}
+            <span class="muted">(${d.attempts} attempt${d.attempts === 1 ? '' : 's'})</span>
+          </td>
+          <td>
+            <form class="inline" method="post" action="/notifications/retry">
+              ${csrfField(frame.identity)}<input type="hidden" name="id" value="${d.id}" /><button
+                type="submit"
+              >
+                Retry
+              </button>
+            </form>
+          </td>
+        </tr>`,
+    ),
+  );
 }
 
 export function notificationsPage(frame: Frame, n: Notifications): Html {
@@ -563,7 +532,8 @@ export const EMPTY_SILENCE_FORM: SilenceForm = {
   comment: '',
 };
 
-function checks(name: string, values: readonly string[], checked: readonly string[]): Html {
+/** A checkbox per value (form field `name`), the `checked` ones ticked. */
+export function checks(name: string, values: readonly string[], checked: readonly string[]): Html {
   return join(
     values.map(
       (v, i) =>
@@ -602,33 +572,22 @@ export function previewRegion(
                 <strong>${preview.length}</strong> route${preview.length === 1 ? '' : 's'} right
                 now:
               </p>
-              <table class="responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">Route</th>
-                    <th scope="col">Services</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Open incidents</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${join(
-                    preview.map(
-                      (r) =>
-                        html`<tr>
-                          <td data-label="Route">
-                            <code>${r.subscription}</code> → <code>${r.channel}</code>
-                          </td>
-                          <td data-label="Services">
-                            ${r.services}${r.examples.length === 0 ? '' : html` <span class="muted">(${r.examples.join(', ')}${r.services > r.examples.length ? ', …' : ''})</span>`}
-                          </td>
-                          <td data-label="Events">${r.events.join(', ')}</td>
-                          <td data-label="Open incidents" class="num">${r.openIncidents}</td>
-                        </tr>`,
-                    ),
-                  )}
-                </tbody>
-              </table>`;
+              ${responsiveTable(
+                ['Route', 'Services', 'Events', 'Open incidents'],
+                preview.map(
+                  (r) =>
+                    html`<tr>
+                      <td data-label="Route">
+                        <code>${r.subscription}</code> → <code>${r.channel}</code>
+                      </td>
+                      <td data-label="Services">
+                        ${r.services}${r.examples.length === 0 ? '' : html` <span class="muted">(${r.examples.join(', ')}${r.services > r.examples.length ? ', …' : ''})</span>`}
+                      </td>
+                      <td data-label="Events">${r.events.join(', ')}</td>
+                      <td data-label="Open incidents" class="num">${r.openIncidents}</td>
+                    </tr>`,
+                ),
+              )}`;
   return html`<div id="silence-preview" aria-live="polite">${body}</div>`;
 }
 
@@ -675,20 +634,10 @@ export function silencesPage(
         ${
           o.silences.length === 0
             ? html`<p class="muted">No silences.</p>`
-            : html`<table class="responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">State</th>
-                    <th scope="col">Matchers</th>
-                    <th scope="col">Until</th>
-                    <th scope="col">By</th>
-                    <th scope="col"><span class="muted">Action</span></th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${join(rows)}
-                </tbody>
-              </table>`
+            : responsiveTable(
+                ['State', 'Matchers', 'Until', 'By', html`<span class="muted">Action</span>`],
+                rows,
+              )
         }
       </div>
       <h2>New silence</h2>

@@ -813,6 +813,31 @@ export class Console {
     );
   }
 
+  /**
+   * Runs a form's save. A refusal (a ConsoleError below 500) answers with the form again and its
+   * issues (a JSON client gets them as JSON); anything else is thrown on. True when it saved.
+   */
+  private async saveForm(
+    ctx: Ctx,
+    save: () => Promise<void>,
+    again: (issues: string[], status: number) => Promise<void>,
+  ): Promise<boolean> {
+    try {
+      await save();
+      return true;
+    } catch (err) {
+      if (!(err instanceof ConsoleError) || err.status >= 500) throw err;
+      if (ctx.json) {
+        this.sendJson(ctx.res, err.status, { error: err.message, issues: err.issues });
+      } else {
+        const issues =
+          err.issues.length > 0 ? err.issues.map((i) => `${i.field}: ${i.message}`) : [err.message];
+        await again(issues, err.status);
+      }
+      return false;
+    }
+  }
+
   private async saveSubscription(ctx: Ctx, form: Form): Promise<void> {
     const self = this.selfService();
     const values: SubscriptionFormValues = {
@@ -836,19 +861,14 @@ export class Console {
     if (values.group !== '') body.group = values.group;
     if (values.repeat !== '') body.repeat = values.repeat;
     if (values.team !== '' && ctx.viewer.team === null) body.team = values.team;
-    try {
-      await self.putSubscription(ctx.viewer, body, values.mode);
-    } catch (err) {
-      if (!(err instanceof ConsoleError) || err.status >= 500) throw err;
-      const issues =
-        err.issues.length > 0 ? err.issues.map((i) => `${i.field}: ${i.message}`) : [err.message];
-      if (ctx.json) {
-        this.sendJson(ctx.res, err.status, { error: err.message, issues: err.issues });
-        return;
-      }
-      await this.subscriptionsPage(ctx, values, issues, err.status);
-      return;
-    }
+    const saved = await this.saveForm(
+      ctx,
+      async () => {
+        await self.putSubscription(ctx.viewer, body, values.mode);
+      },
+      (issues, status) => this.subscriptionsPage(ctx, values, issues, status),
+    );
+    if (!saved) return;
     this.o.log.info(
       { event: 'console:subscription_saved', name: values.name, viewer: ctx.viewer.id },
       `subscription ${values.name} saved from the console`,
@@ -916,32 +936,31 @@ export class Console {
     } catch {
       fields = null;
     }
-    try {
-      if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
-        throw new ConsoleError(400, 'fields: expected a JSON object', [
-          { field: 'fields', message: 'expected a JSON object of the channel’s fields' },
-        ]);
-      await self.putChannel(
-        ctx.viewer,
-        {
-          ...(fields as Record<string, unknown>),
-          name: values.name,
-          type: values.type,
-          ...(values.team !== '' && ctx.viewer.team === null ? { team: values.team } : {}),
-        },
-        values.mode,
-      );
-    } catch (err) {
-      if (!(err instanceof ConsoleError) || err.status >= 500) throw err;
-      const issues =
-        err.issues.length > 0 ? err.issues.map((i) => `${i.field}: ${i.message}`) : [err.message];
-      if (ctx.json) {
-        this.sendJson(ctx.res, err.status, { error: err.message, issues: err.issues });
-        return;
-      }
-      await this.channelsPage(ctx, values, issues, null, err.status);
-      return;
-    }
+    const saved = await this.saveForm(
+      ctx,
+      async () => {
+        if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+          throw new ConsoleError(400, 'fields: expected a JSON object', [
+            { field: 'fields', message: 'expected a JSON object of the channel’s fields' },
+          ]);
+        await self.putChannel(
+          ctx.viewer,
+          {
+            ...(fields as Record<string, unknown>),
+            name: values.name,
+            type: values.type,
+            ...(values.team !== '' && ctx.viewer.team === null ? { team: values.team } : {}),
+          },
+          values.mode,
+        );
+      },
+      (issues, status) => this.channelsPage(ctx, values, issues, null, status),
+    );
+    if (!saved) return;
+    this.o.log.info(
+      { event: 'console:channel_saved', name: values.name, viewer: ctx.viewer.id },
+      `channel ${values.name} saved from the console`,
+    );
     this.done(ctx, '/channels', 'saved', { saved: values.name });
   }
 
