@@ -104,19 +104,17 @@ interface Proc {
   tail: Tail;
 }
 
+/** `copyTo`: a file that also gets the process's whole output (none when empty). */
 function startProcess(
   name: string,
   command: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
+  copyTo?: string,
 ): Proc {
   const child = spawn(command, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail = new Tail();
-  const logFile = process.env['STATUSWATCH_BENCH_DAEMON_LOG'];
-  const copy =
-    logFile === undefined || logFile === '' || name !== 'statuswatch run'
-      ? null
-      : createWriteStream(logFile);
+  const copy = copyTo === undefined || copyTo === '' ? null : createWriteStream(copyTo);
   // Both streams are read to the end (a full pipe would block the process); only the tail is kept.
   child.stdout.on('data', (chunk: Buffer) => {
     tail.push(chunk);
@@ -577,6 +575,7 @@ async function measureStatuswatch(progress: (line: string) => void): Promise<Sys
         LOG_LEVEL: DAEMON_LOG_LEVEL,
         STATUSWATCH_GRACE_MS: '10000',
       },
+      process.env['STATUSWATCH_BENCH_DAEMON_LOG'],
     );
     cleanup.add(() => stopProcess(proc, 20_000));
     progress(`storm: statuswatch daemon (pid ${String(proc.pid)}) baselining, polls every 1 s`);
