@@ -28,6 +28,9 @@ import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
 import { TeamsApi } from './api/index.js';
 import { HistoryStore, historyHook } from './history/index.js';
+import { addLogSecrets } from './log.js';
+import { secretValues } from './config/redact.js';
+import { channelSecrets } from './notify/kinds.js';
 import { createAppConsole } from './console/index.js';
 import type { ChannelConfig } from './config/schema.js';
 
@@ -111,6 +114,9 @@ export class App extends EventEmitter<AppEvents> {
     const plan = planOf(config);
     if (!plan.ok) throw new BudgetError(plan);
     const { log } = deps;
+    // The config's secrets are scrubbed from every log line (as are, later, those of channels
+    // stored through the API and of reloaded configs).
+    addLogSecrets(log, secretValues(config));
     const now = deps.now ?? Date.now;
     this.metrics = deps.metrics ?? createMetrics();
     this.keys = createKeys(config.redis.prefix);
@@ -294,6 +300,8 @@ export class App extends EventEmitter<AppEvents> {
 
   /** Replaces the channel registry (config file + API channels); the old one closes in 30 s. */
   private swapChannels(channels: Record<string, ChannelConfig>): void {
+    // A channel stored through the API brings secrets no config file held.
+    addLogSecrets(this.deps.log, Object.values(channels).flatMap(channelSecrets));
     const old = this.channels;
     this.channels = new ChannelRegistry(channels, this.notifierDeps());
     setTimeout(() => void old.close(), 30_000).unref();
@@ -418,6 +426,7 @@ export class App extends EventEmitter<AppEvents> {
   /** Swaps channels and subscriptions. Other sections need a restart (logged). */
   reload(next: Config): void {
     const { log } = this.deps;
+    addLogSecrets(log, secretValues(next));
     const restartNeeded = (['upstream', 'redis', 'poll', 'server'] as const).filter(
       (section) => JSON.stringify(next[section]) !== JSON.stringify(this.config[section]),
     );

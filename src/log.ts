@@ -11,6 +11,39 @@ export interface LogOptions {
   pretty?: boolean;
 }
 
+/**
+ * The secret strings one logger's lines are scrubbed of, longest first. It grows while the daemon
+ * runs: channels stored through the API and reloaded configs bring secrets the config file the
+ * logger was made with did not hold (`addLogSecrets`). Nothing is ever taken off the list: a
+ * rotated secret may still turn up in a late line.
+ */
+class SecretList {
+  values: string[] = [];
+
+  add(values: Iterable<string>): void {
+    const known = new Set(this.values);
+    const fresh = [...values].filter((s) => s.length >= 4 && !known.has(s));
+    if (fresh.length === 0) return;
+    this.values = [...new Set([...this.values, ...fresh])].sort((a, b) => b.length - a.length);
+  }
+}
+
+/** The secret list of each stream `createLogger` made (shared by a logger and its children). */
+const listsByStream = new WeakMap<object, SecretList>();
+
+/**
+ * Adds secrets to the strings a logger (made by `createLogger`, or a child of one) scrubs from
+ * every line from now on. False for any other logger (nothing to add to).
+ */
+export function addLogSecrets(log: Logger, values: Iterable<string>): boolean {
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  const list =
+    typeof stream === 'object' && stream !== null ? listsByStream.get(stream) : undefined;
+  if (list === undefined) return false;
+  list.add(values);
+  return true;
+}
+
 function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
@@ -26,9 +59,8 @@ function scrub(text: string, secrets: readonly string[]): string {
  * the serialized line, wherever it hides: a URL in an error message, a stack, a nested field).
  */
 export function createLogger(options: LogOptions = {}): Logger {
-  const secrets = [...(options.secrets ?? [])]
-    .filter((s) => s.length >= 4)
-    .sort((a, b) => b.length - a.length);
+  const secrets = new SecretList();
+  secrets.add(options.secrets ?? []);
   const base: LoggerOptions = {
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     base: { service: 'statuswatch' },
@@ -36,31 +68,17 @@ export function createLogger(options: LogOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  const sink: DestinationStream = options.destination ?? pino.destination({ dest: 1, sync: false });
-  const scrubbing: DestinationStream =
-    secrets.length === 0
-      ? sink
-      : {
-          write: (line: string) => {
-            sink.write(scrub(line, secrets));
-          },
-        };
-  if (options.pretty === true && options.destination === undefined) {
-    const transport = pino.transport({
-      target: 'pino-pretty',
-      options: { colorize: true },
-    }) as DestinationStream;
-    return pino(
-      base,
-      secrets.length === 0
-        ? transport
-        : {
-            write: (line: string) => {
-              transport.write(scrub(line, secrets));
-            },
-          },
-    );
-  }
+  const sink: DestinationStream =
+    options.pretty === true && options.destination === undefined
+      ? pino.transport({ target: 'pino-pretty', options: { colorize: true } })
+      : (options.destination ?? pino.destination({ dest: 1, sync: false }));
+  // Always in place, as secrets may come later; a line is only searched while the list has some.
+  const scrubbing: DestinationStream = {
+    write: (line: string) => {
+      sink.write(secrets.values.length === 0 ? line : scrub(line, secrets.values));
+    },
+  };
+  listsByStream.set(scrubbing, secrets);
   return pino(base, scrubbing);
 }
 
