@@ -223,6 +223,7 @@ export class App extends EventEmitter<AppEvents> {
         channels: this.config.channels,
         subscriptions: this.config.subscriptions,
         adminToken: this.config.server.adminToken,
+        trustedProxies: this.config.server.console?.trustedProxies ?? [],
       }),
       onChannels: (channels) => {
         this.swapChannels(channels);

@@ -146,7 +146,7 @@ export interface Client {
   raw(
     method: string,
     path: string,
-    body: string,
+    body: string | undefined,
     headers?: Record<string, string>,
   ): Promise<Answer>;
 }

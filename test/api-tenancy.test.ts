@@ -33,6 +33,8 @@ const PATH_A = '/hooks/A-PATHTOKEN-3f8e1a';
 const PATH_B = '/hooks/B-PATHTOKEN-77c2d9';
 const PATH_SHARED = '/hooks/SHARED-PATHTOKEN-0a1b2c';
 const HEADER_A = 'Bearer A-HEADERSECRET-9d8c7b6a';
+const PROXY = '127.0.0.20';
+const WRONG_TOKEN = 'swt_0123456789abcdef_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 
 let w: World;
 let hook: Receiver;
@@ -91,6 +93,8 @@ beforeAll(async () => {
         shared: { type: 'webhook', url: `${hook.base}${PATH_SHARED}`, secret: SECRET_SHARED },
       },
       subscriptions: [{ name: 'platform', services: ['github'], channels: ['shared'] }],
+      // An ingress at PROXY: its X-Forwarded-For names the client.
+      server: { port: 0, adminToken: ADMIN_TOKEN, console: { trustedProxies: [PROXY] } },
     }),
   );
   d = await startDaemon(file, { STATUSWATCH_SECRET_KEY: SECRET_KEY });
@@ -281,6 +285,40 @@ describe('tenancy', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await client(d.url, ADMIN_TOKEN, address)('GET', '/admin/silences')).status).toBe(429);
     expect((await admin('GET', '/api/v1/subscriptions')).status).toBe(200);
+  });
+});
+
+describe('behind an ingress', () => {
+  /** A GET of the subscriptions with `token`, from `local`, naming `forwarded` as the client. */
+  const get = async (local: string, token: string, forwarded?: string) =>
+    (
+      await client(d.url, token, local).raw(
+        'GET',
+        '/api/v1/subscriptions',
+        undefined,
+        forwarded === undefined ? {} : { 'x-forwarded-for': forwarded },
+      )
+    ).status;
+
+  it('counts failed attempts per client a trusted proxy names, never per proxy, never by a forged hop', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i += 1) statuses.push(await get(PROXY, WRONG_TOKEN, '198.51.100.7'));
+    expect(statuses).toEqual([...Array<number>(10).fill(401), 429]);
+    // Another client behind the same proxy is not locked out with the first.
+    expect(await get(PROXY, ADMIN_TOKEN, '198.51.100.8')).toBe(200);
+    // A hop the limited client wrote itself (left of what the proxy appended) changes nothing.
+    expect(await get(PROXY, ADMIN_TOKEN, '198.51.100.8, 198.51.100.7')).toBe(429);
+    // Through a second trusted hop (the proxy reached from the proxy), still that client.
+    expect(await get(PROXY, ADMIN_TOKEN, `198.51.100.7, ${PROXY}`)).toBe(429);
+    // Garbage from the proxy is never a client: the proxy's own address is counted then.
+    expect(await get(PROXY, ADMIN_TOKEN, 'not-an-address')).toBe(200);
+  });
+
+  it('ignores X-Forwarded-For from an address that is not a trusted proxy', async () => {
+    const direct = '127.0.0.21';
+    for (let i = 0; i < 10; i += 1)
+      expect(await get(direct, WRONG_TOKEN, `198.51.100.${String(20 + i)}`)).toBe(401);
+    expect(await get(direct, ADMIN_TOKEN, '198.51.100.99')).toBe(429);
   });
 });
 

@@ -30,7 +30,8 @@ import {
 } from './openapi.js';
 import { DEFAULT_SERVICE_LIMIT, MAX_SERVICE_LIMIT, type ServiceSearch } from './services.js';
 import type { ApiStore } from './store.js';
-import { bearerOf, clientAddress, type Actor, type TokenStore } from './tokens.js';
+import { bearerOf, type Actor, type TokenStore } from './tokens.js';
+import { clientAddress } from '../server/client-address.js';
 
 /** Largest accepted request body. */
 export const API_MAX_BODY_BYTES = 1024 * 1024;
@@ -44,6 +45,11 @@ export interface ApiHttpOptions {
   /** The daemon's silences (the store routing reads). */
   silences: SilenceStore;
   adminToken: () => string | undefined;
+  /**
+   * Socket addresses of reverse proxies whose X-Forwarded-For names the client (failed-attempt
+   * limits and the audit log count by client; `src/server/client-address.ts`). Default none.
+   */
+  trustedProxies?: () => readonly string[];
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Sends a test notification (default: what `notify-test` does). */
   notifyTest?: (name: string, config: ChannelConfig) => Promise<NotifyTestResult>;
@@ -465,7 +471,7 @@ export class ApiHttp {
    * the API; team tokens never. Failures count toward the address's rate limit.
    */
   async adminAccess(req: IncomingMessage): Promise<AdminAccess> {
-    const address = clientAddress(req);
+    const address = this.address(req);
     if ((await this.o.tokens.limitedFor(address)) > 0) return 'limited';
     const actor = await this.o.tokens.authenticate(bearerOf(req), this.o.adminToken(), address);
     if (actor === null) {
@@ -511,7 +517,7 @@ export class ApiHttp {
       return this.handlers[hit.route.spec.operationId as OperationId]({
         req,
         url,
-        actor: anonymous(req),
+        actor: anonymous(this.address(req)),
         params: {},
       });
 
@@ -545,8 +551,13 @@ export class ApiHttp {
     return this.handlers[spec.operationId as OperationId]({ req, url, actor, params });
   }
 
+  /** The client's address (through a trusted proxy: the one it names). */
+  private address(req: IncomingMessage): string {
+    return clientAddress(req, this.o.trustedProxies?.() ?? []);
+  }
+
   private async authenticate(req: IncomingMessage): Promise<Actor> {
-    const address = clientAddress(req);
+    const address = this.address(req);
     const waitMs = await this.o.tokens.limitedFor(address);
     if (waitMs > 0) {
       const seconds = String(Math.ceil(waitMs / 1000));
@@ -598,8 +609,8 @@ function silenceDraftOf(body: unknown, now: number): ReturnType<typeof parseSile
   }
 }
 
-function anonymous(req: IncomingMessage): Actor {
-  return { tokenId: 'anonymous', team: null, admin: false, address: clientAddress(req) };
+function anonymous(address: string): Actor {
+  return { tokenId: 'anonymous', team: null, admin: false, address };
 }
 
 export type { Method };

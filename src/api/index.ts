@@ -19,7 +19,11 @@ export interface TeamsApiOptions {
   log: Logger;
   /** The daemon's silences (`/api/v1/silences`; routing reads the same store). */
   silences: SilenceStore;
-  config: () => ConfigView & { adminToken?: string | undefined };
+  config: () => ConfigView & {
+    adminToken?: string | undefined;
+    /** The ops server's trusted proxies (`server.console.trustedProxies`). */
+    trustedProxies?: readonly string[];
+  };
   /** Environment holding STATUSWATCH_SECRET_KEY (and _PREVIOUS); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
   onChannels: (channels: Record<string, ChannelConfig>) => void;
@@ -64,6 +68,7 @@ export class TeamsApi {
       services: new ServiceSearch(o.redis, o.keys),
       silences: o.silences,
       adminToken: () => o.config().adminToken,
+      trustedProxies: () => o.config().trustedProxies ?? [],
       log: o.log,
       now,
     });

@@ -48,11 +48,6 @@ export function bearerOf(req: IncomingMessage): string | undefined {
   return match?.[1];
 }
 
-/** The client's address as the socket sees it (no proxy headers: they are the client's to forge). */
-export function clientAddress(req: IncomingMessage): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
-
 /** What the API returns about a token (never its hash). */
 export interface TokenView {
   id: string;

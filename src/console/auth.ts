@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { Keys, RedisClient } from '../redis.js';
 import { decode, encode, zodShape } from '../redis/stored.js';
 import type { ConsoleConfig } from './config.js';
+import { clientAddress, socketAddress } from '../server/client-address.js';
 
 /** Who is looking: `team` null means an admin (sees everything). */
 export interface Viewer {
@@ -92,12 +93,6 @@ export function cookiesOf(req: IncomingMessage): Map<string, string> {
 export function bearerToken(req: IncomingMessage): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization?.trim() ?? '');
   return match?.[1];
-}
-
-/** The socket address, IPv4-mapped IPv6 addresses as plain IPv4. */
-export function socketAddress(req: IncomingMessage): string {
-  const a = req.socket.remoteAddress ?? '';
-  return a.startsWith('::ffff:') ? a.slice(7) : a;
 }
 
 function fromTrustedProxy(req: IncomingMessage, config: ConsoleConfig): boolean {
@@ -181,7 +176,7 @@ export async function identify(
   req: IncomingMessage,
   o: { auth: ConsoleAuth; sessions: SessionStore; config: ConsoleConfig },
 ): Promise<Identity | null> {
-  const address = socketAddress(req);
+  const address = clientAddress(req, o.config.trustedProxies);
   const token = bearerToken(req);
   if (token !== undefined) {
     if (((await o.auth.limitedFor?.(address)) ?? 0) > 0) return null;

@@ -1,13 +1,13 @@
 /**
- * The console's settings: `server.console` in the config file once the config schema includes
- * `console: consoleConfigSchema.optional()` in its `server` section. Until then the defaults hold
- * (sessions of 12 h, no trusted proxy).
+ * The console's settings: `server.console` in the config file (absent: sessions of 12 h, no
+ * trusted proxy). `trustedProxies` also decides whose X-Forwarded-For names the client for the
+ * API's failed-attempt limit and audit log (`src/server/client-address.ts`).
  *
  * ```yaml
  * server:
  *   console:
  *     sessionTtl: 12h
- *     trustedProxies: [10.0.0.7]            # socket addresses whose X-Forwarded-Proto / user header count
+ *     trustedProxies: [10.0.0.7]            # socket addresses whose X-Forwarded-* / user header count
  *     proxyAuth:                            # oauth2-proxy style: the proxy authenticated the user
  *       header: X-Forwarded-User
  *       teams: { alice: payments, bob: search }
@@ -29,7 +29,8 @@ export const consoleConfigSchema = z.strictObject({
   sessionTtl: durationField(MINUTE).default(12 * 60 * MINUTE),
   /**
    * Socket addresses of reverse proxies: from them (only) `X-Forwarded-Proto: https` marks the
-   * session cookie Secure and the proxy user header (`proxyAuth`) is believed.
+   * session cookie Secure, the proxy user header (`proxyAuth`) is believed, and `X-Forwarded-For`
+   * names the client whose failed logins are counted (console and API).
    */
   trustedProxies: z
     .array(
@@ -61,10 +62,9 @@ export type ConsoleConfig = z.output<typeof consoleConfigSchema>;
 export const DEFAULT_CONSOLE_CONFIG: ConsoleConfig = consoleConfigSchema.parse({});
 
 /**
- * The console settings of a server section: its `console` key when the config schema has one,
- * else the defaults. Invalid settings throw (the config loader reports them first once wired).
+ * The console settings of a parsed `server` section: its `console` key, else the defaults. (The
+ * section is already parsed: parsing it again would refuse its own output, durations as numbers.)
  */
-export function consoleConfigOf(server: object): ConsoleConfig {
-  const raw = (server as { console?: unknown }).console;
-  return raw === undefined ? DEFAULT_CONSOLE_CONFIG : consoleConfigSchema.parse(raw);
+export function consoleConfigOf(server: { console?: ConsoleConfig | undefined }): ConsoleConfig {
+  return server.console ?? DEFAULT_CONSOLE_CONFIG;
 }

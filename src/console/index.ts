@@ -12,7 +12,7 @@ import type { CategoryStore } from '../routing/categories.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { SilenceStore } from '../silences/store.js';
 import type { TeamsApi } from '../api/index.js';
-import { consoleConfigOf } from './config.js';
+import { consoleConfigOf, type ConsoleConfig } from './config.js';
 import { Console } from './server.js';
 import { teamsAuth, teamsSelfService, teamsSubscriptions } from './teams-api.js';
 
@@ -30,8 +30,8 @@ export interface AppConsoleParts {
   deliveries: DeliveryQueue;
   silences: SilenceStore;
   api: TeamsApi;
-  /** The config file's `server` section (`adminToken`, and `console` once the schema has it). */
-  server: () => { adminToken?: string | undefined };
+  /** The config file's `server` section, parsed (`adminToken`, `console`). */
+  server: () => { adminToken?: string | undefined; console?: ConsoleConfig | undefined };
   pollKinds: () => readonly PollKind[];
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;

@@ -23,11 +23,11 @@ import {
   overTls,
   sameSecret,
   sessionCookie,
-  socketAddress,
   type ConsoleAuth,
   type Identity,
   type Viewer,
 } from './auth.js';
+import { clientAddress } from '../server/client-address.js';
 import type { ConsoleConfig } from './config.js';
 import {
   loadNotifications,
@@ -384,7 +384,7 @@ export class Console {
     method: string,
     json: boolean,
   ): Promise<void> {
-    const address = socketAddress(req);
+    const address = clientAddress(req, this.o.config.trustedProxies);
     if (method === 'GET' || method === 'HEAD') {
       const next = localPath(url.searchParams.get('next') ?? undefined);
       const token = randomBytes(24).toString('base64url');
