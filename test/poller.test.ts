@@ -4,7 +4,8 @@ import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index
 import { Pipeline, type CycleReport, type PollKind } from '../src/pipeline/cycle.js';
 import { Handoff } from '../src/pipeline/handoff.js';
 import { Poller, STAGGER_ORDER, STAGGER_STEP_MS, staggerMs } from '../src/scheduler/poller.js';
-import { silentLogger } from '../src/log.js';
+import { silentLogger, type Logger } from '../src/log.js';
+import { captureLog } from './helpers/log.js';
 import { createRedis } from '../src/redis.js';
 import { testRedis, REDIS_URL, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
@@ -45,12 +46,12 @@ async function setup(simOptions: SimulatorOptions): Promise<string> {
 async function replica(
   baseUrl: string,
   intervals: Partial<Record<PollKind, number>>,
-  o: { apiKey?: string; budget?: number } = {},
+  o: { apiKey?: string; budget?: number; log?: Logger } = {},
 ): Promise<Replica> {
   const redis = createRedis(REDIS_URL);
   const client = createUpstreamClient({ baseUrl, apiKey: o.apiKey, timeoutMs: 5000 });
   const handoff = new Handoff(redis, tr!.keys);
-  const log = silentLogger();
+  const log = o.log ?? silentLogger();
   const pipeline = new Pipeline({
     client,
     redis,
@@ -159,6 +160,43 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     const phase = (((next('poll-status') - next('poll-incidents')) % 1000) + 1000) % 1000;
     expect(phase).toBeGreaterThanOrEqual(200);
     expect(phase).toBeLessThan(400);
+  });
+
+  it('a start puts status back a step after incidents when their schedules share slots (made before the stagger)', async () => {
+    const url = await setup({ rateLimit: false });
+    const every = 60_000;
+    const intervals = { status: every, incidents: every };
+    const first = await replica(url, intervals, { budget: 600 });
+    // As an installation from before the stagger left them: both on the same slots.
+    const slot = Date.now() + 30_000;
+    for (const kind of ['incidents', 'status'] as const) {
+      await first.poller.queue.removeJobScheduler(`poll-${kind}`);
+      await first.poller.queue.upsertJobScheduler(
+        `poll-${kind}`,
+        { every, startDate: slot },
+        { name: kind, data: { kind } },
+      );
+    }
+    const phaseOf = async (): Promise<number> => {
+      const schedulers = await first.poller.queue.getJobSchedulers(0, -1);
+      const next = (key: string): number => schedulers.find((s) => s.key === key)?.next ?? NaN;
+      return (((next('poll-status') - next('poll-incidents')) % every) + every) % every;
+    };
+    expect(await phaseOf()).toBe(0);
+
+    const upgraded = captureLog('info');
+    await replica(url, intervals, { budget: 600, log: upgraded.log });
+    expect(await phaseOf()).toBe(staggerMs('status', every));
+    const moved = upgraded.lines.filter((l) => l.event === 'schedule:realigned');
+    expect(moved.map((l) => [l.kind, l.phaseMs, l.wantedMs])).toEqual([
+      ['status', 0, STAGGER_STEP_MS],
+    ]);
+
+    // Once in phase, the next start moves nothing.
+    const again = captureLog('info');
+    await replica(url, intervals, { budget: 600, log: again.log });
+    expect(again.lines.filter((l) => l.event === 'schedule:realigned')).toEqual([]);
+    expect(await phaseOf()).toBe(staggerMs('status', every));
   });
 
   it('a 429 with Retry-After pauses every replica for that long, and the cycle is not lost', async () => {

@@ -65,6 +65,8 @@ const RELEASE_SCRIPT =
  */
 export const STAGGER_STEP_MS = 500;
 export const STAGGER_ORDER: readonly PollKind[] = ['incidents', 'status', 'sla', 'scores'];
+/** How far a kind's phase may drift off its stagger before a start puts it back. */
+export const REALIGN_TOLERANCE_MS = 100;
 
 /**
  * How long after a schedule is (re)created its first poll comes: the kind's place in
@@ -147,6 +149,7 @@ export class Poller extends EventEmitter<PollerEvents> {
         `poll ${kind} every ${every} ms`,
       );
     }
+    if (mode === 'start') await this.realign(wanted);
     for (const s of existing) {
       const kind = s.key.replace(/^poll-/, '') as PollJobKind;
       if (!wanted.has(kind)) {
@@ -156,6 +159,46 @@ export class Poller extends EventEmitter<PollerEvents> {
           `poll ${kind} no longer scheduled`,
         );
       }
+    }
+  }
+
+  /**
+   * Puts each kind polled as often as incidents back at its stagger after the incidents slots
+   * (`staggerMs`), when it drifted off it by more than REALIGN_TOLERANCE_MS: schedules created
+   * before the stagger existed, or by replicas that started apart. Only the drifted kind moves,
+   * to the first slot of its phase from now (one poll of it may come up to an interval late).
+   */
+  private async realign(wanted: ReadonlyMap<PollJobKind, number>): Promise<void> {
+    const schedulers = await this.queue.getJobSchedulers(0, -1);
+    const nextOf = (kind: PollJobKind): number | undefined =>
+      schedulers.find((s) => s.key === this.schedulerId(kind))?.next ?? undefined;
+    const every = wanted.get('incidents');
+    const anchor = nextOf('incidents');
+    if (every === undefined || anchor === undefined) return;
+    for (const kind of STAGGER_ORDER) {
+      if (kind === 'incidents' || wanted.get(kind) !== every) continue;
+      const next = nextOf(kind);
+      if (next === undefined) continue;
+      const wantedPhase = staggerMs(kind, every) % every;
+      const phase = (((next - anchor) % every) + every) % every;
+      const off = Math.abs(phase - wantedPhase);
+      if (Math.min(off, every - off) <= REALIGN_TOLERANCE_MS) continue;
+      let startDate = anchor + wantedPhase;
+      const now = Date.now();
+      while (startDate < now) startDate += every;
+      const id = this.schedulerId(kind);
+      await this.queue.removeJobScheduler(id);
+      await this.queue.upsertJobScheduler(id, { every, startDate }, { name: kind, data: { kind } });
+      this.options.log.info(
+        {
+          event: 'schedule:realigned',
+          kind,
+          everyMs: every,
+          phaseMs: phase,
+          wantedMs: wantedPhase,
+        },
+        `poll ${kind} moved to ${String(wantedPhase)} ms after the incidents polls (was ${String(phase)} ms)`,
+      );
     }
   }
 
