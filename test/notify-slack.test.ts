@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSlackNotifier } from '../src/notify/slack/index.js';
 import { slackChannelConfigSchema } from '../src/notify/slack/config.js';
+import { channelConfigSchema } from '../src/config/schema.js';
+import { createNotifier } from '../src/notify/registry.js';
 import { SLACK_LIMITS } from '../src/notify/slack/render.js';
 import { DeliveryError, type Notifier } from '../src/notify/types.js';
 import {
@@ -212,6 +214,23 @@ describe('Slack notifier against a local webhook endpoint', () => {
     const error = await failure(notifier.send(notification([transition()])));
     expect(error).toMatchObject({ retryable: true, reason: 'network', httpStatus: null });
     expect(error.message).toContain('ECONNREFUSED');
+  });
+
+  it("a channel's timeoutMs applies, as the daemon builds the channel from its config", async () => {
+    const receiver = await startReceiver(() => ({ status: 200, hang: true }));
+    cleanups.push(() => receiver.close());
+    const config = channelConfigSchema.parse({
+      type: 'slack',
+      webhookUrl: receiver.url,
+      timeoutMs: 300,
+    });
+    const notifier = createNotifier(config);
+    cleanups.push(() => notifier.close());
+    const started = Date.now();
+    const error = await failure(notifier.send(notification([transition()])));
+    expect(error).toMatchObject({ retryable: true, reason: 'timeout' });
+    // 300 ms, not the 10 s default (a wide margin for a busy machine).
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('an endpoint that never answers times out, retryable', async () => {

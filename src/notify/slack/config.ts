@@ -3,6 +3,7 @@ import {
   expected,
   hasNoControlCharacters,
   httpUrlField,
+  intField,
   nonEmptyString,
 } from '../../config/fields.js';
 
@@ -41,6 +42,8 @@ export const slackChannelConfigSchema = z.strictObject({
         'expected space-separated Slack mentions: <!here>, <!channel>, <!everyone>, <@USERID>, <#CHANNELID> or <!subteam^GROUPID>',
     })
     .optional(),
+  /** Per-request timeout (default DEFAULT_SLACK_TIMEOUT_MS). */
+  timeoutMs: intField(1, 300_000).optional(),
 });
 
 export type SlackChannelConfig = z.output<typeof slackChannelConfigSchema>;

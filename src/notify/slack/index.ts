@@ -10,7 +10,7 @@ import { classifyError, classifyHttpStatus } from '../classify.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
 import { z } from 'zod';
-import { httpUrlField, intField } from '../../config/fields.js';
+import { httpUrlField } from '../../config/fields.js';
 import { REDACTED, redactUrlPath, urlForms } from '../../config/secret-text.js';
 import { createSlackAppNotifier } from './app.js';
 import {
@@ -51,7 +51,7 @@ export function createSlackNotifier(
 ): Notifier {
   const ownsDispatcher = deps.dispatcher === undefined;
   const dispatcher: Dispatcher = deps.dispatcher ?? new Agent();
-  const timeout = deps.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS;
+  const timeout = deps.timeoutMs ?? config.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS;
   const now = deps.now ?? Date.now;
   const secrets = urlSecrets(config.webhookUrl);
 
@@ -144,7 +144,7 @@ export const slackKindSchema = z
     username: slackChannelConfigSchema.shape.username,
     iconEmoji: slackChannelConfigSchema.shape.iconEmoji,
     mention: slackChannelConfigSchema.shape.mention,
-    timeoutMs: intField(1, 300_000).optional(),
+    timeoutMs: slackChannelConfigSchema.shape.timeoutMs,
   })
   .superRefine((config, ctx) => {
     const app = config.botToken !== undefined;
@@ -209,6 +209,7 @@ function slackWebhookConfigOf(config: SlackKindConfig): SlackChannelConfig {
     ...(config.username === undefined ? {} : { username: config.username }),
     ...(config.iconEmoji === undefined ? {} : { iconEmoji: config.iconEmoji }),
     ...(config.mention === undefined ? {} : { mention: config.mention }),
+    ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
   };
 }
 
