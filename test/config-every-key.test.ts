@@ -275,6 +275,17 @@ describe('a config with every key', () => {
     await dispatcher.close();
     expect(page.statusCode).toBe(200);
     expect(html).toContain('payments');
+    // A user the proxy names but the config does not map is nobody, whatever the name.
+    for (const user of ['mallory', 'constructor', 'toString', '__proto__']) {
+      const proxy = new Agent({ localAddress: PROXY });
+      const res = await request(`${d.url}/`, {
+        dispatcher: proxy,
+        headers: { 'x-auth-user': user },
+      });
+      await res.body.dump();
+      await proxy.close();
+      expect(res.statusCode, user).toBe(303);
+    }
     // Not from the proxy: the header is nobody.
     const direct = await request(`${d.url}/`, { headers: { 'x-auth-user': 'alice' } });
     await direct.body.dump();

@@ -193,7 +193,8 @@ export async function identify(
     const user = (Array.isArray(raw) ? raw[0] : raw)?.trim();
     if (user !== undefined && user !== '') {
       const admin = proxy.admins.includes(user);
-      const team = proxy.teams[user];
+      // Own keys only: a user named `constructor` or `toString` is nobody's.
+      const team = Object.hasOwn(proxy.teams, user) ? proxy.teams[user] : undefined;
       if (!admin && team === undefined) return null;
       return {
         viewer: { id: `proxy:${user}`, team: admin ? null : (team ?? null), label: user },
