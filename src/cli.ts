@@ -8,6 +8,7 @@ import { createLogger } from './log.js';
 import { loadConfig, resolveConfigPath, ConfigError } from './config/load.js';
 import { redactText, secretValues } from './config/redact.js';
 import type { Config } from './config/schema.js';
+import { ownValue } from './config/fields.js';
 import { App, BudgetError } from './app.js';
 import { WORDINGS, createSimulator, loadScenario, type Wording } from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
@@ -56,7 +57,7 @@ async function readChannel(
   name: string,
 ): Promise<{ config: Config; channel: Config['channels'][string] }> {
   const { config } = await readConfig(explicit);
-  const channel = config.channels[name];
+  const channel = ownValue(config.channels, name);
   if (channel === undefined) {
     const names = Object.keys(config.channels).join(', ') || 'none';
     fail(`no channel "${name}" in the config (channels: ${names})`, EXIT_INVALID);

@@ -204,6 +204,11 @@ describe('tenancy', () => {
     expect(asB.body.error.field).toBe('team');
     expect((await admin('GET', '/api/v1/subscriptions/a-steal')).status).toBe(404);
     expect((await admin('GET', '/api/v1/channels/a-as-b')).status).toBe(404);
+    // A name every object inherits is no config channel either.
+    for (const name of ['constructor', 'toString']) {
+      expect((await admin('GET', `/api/v1/channels/${name}`)).status, name).toBe(404);
+      expect((await admin('POST', `/api/v1/channels/${name}/test`)).status, name).toBe(404);
+    }
   });
 
   it('team A reads its own audit only; team tokens never reach /admin/* or the token routes', async () => {

@@ -162,6 +162,31 @@ describe('statuswatch check-config', () => {
   });
 });
 
+describe('statuswatch notify-test and render', () => {
+  it('a channel name the config lacks is exit 1 naming the channels, also a name every object inherits', async () => {
+    const { url } = await simulator();
+    const file = await writeConfig(await dir(), validConfig(url));
+    for (const name of ['nope', 'constructor', 'toString']) {
+      const test = await runCli(['notify-test', '--config', file, '--channel', name]);
+      expect(test.code, test.stderr).toBe(1);
+      expect(test.stderr).toContain(
+        `no channel "${name}" in the config (channels: oncall, pager, sre-mail)`,
+      );
+      const render = await runCli([
+        'render',
+        '--config',
+        file,
+        '--channel',
+        name,
+        '--event',
+        'incident.opened',
+      ]);
+      expect(render.code, render.stderr).toBe(1);
+      expect(render.stderr).toContain(`no channel "${name}"`);
+    }
+  });
+});
+
 describe('statuswatch simulate', () => {
   it('serves /api/v1/status for --services 50 on --port N', async () => {
     const port = await freePort();

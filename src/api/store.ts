@@ -22,6 +22,7 @@ import type { Keys, RedisClient } from '../redis.js';
 import { countCorrupt, decode, encode, type StoredShape } from '../redis/stored.js';
 import { AuditLog, diffOf, type AuditEntry, type DiffEntry } from './audit.js';
 import { SECRET_KEY_ENV, type SecretBox } from './crypto.js';
+import { ownValue } from '../config/fields.js';
 import { ApiError, invalid, notFound, type FieldIssue } from './errors.js';
 import {
   CHANNEL_TOMBSTONE,
@@ -237,7 +238,7 @@ export class ApiStore {
 
   async getChannel(actor: Actor, name: string): Promise<ChannelView> {
     const config = this.o.config();
-    const fromConfig = config.channels[name];
+    const fromConfig = ownValue(config.channels, name);
     if (fromConfig !== undefined) return configChannelView(name, fromConfig);
     const stored = await this.storedChannel(actor, name);
     return storedChannelView(stored);
@@ -248,7 +249,7 @@ export class ApiStore {
     actor: Actor,
     name: string,
   ): Promise<{ config: ChannelConfig; source: 'config' | 'api' }> {
-    const fromConfig = this.o.config().channels[name];
+    const fromConfig = ownValue(this.o.config().channels, name);
     if (fromConfig !== undefined) return { config: fromConfig, source: 'config' };
     const stored = await this.storedChannel(actor, name);
     return { config: validateChannel(openChannel(stored, this.o.box)), source: 'api' };

@@ -119,3 +119,12 @@ const emailCheck = z.email();
 export function isEmailAddress(value: string): boolean {
   return emailCheck.safeParse(value).success;
 }
+
+/**
+ * The value a map from the config (channels by name, users to teams) holds for `key` itself:
+ * never an inherited member (`constructor`, `toString`), which a plain `record[key]` would return
+ * for a name a user typed.
+ */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}

@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { Keys, RedisClient } from '../redis.js';
 import { decode, encode, zodShape } from '../redis/stored.js';
 import type { ConsoleConfig } from './config.js';
+import { ownValue } from '../config/fields.js';
 import { clientAddress, socketAddress } from '../server/client-address.js';
 
 /** Who is looking: `team` null means an admin (sees everything). */
@@ -193,8 +194,7 @@ export async function identify(
     const user = (Array.isArray(raw) ? raw[0] : raw)?.trim();
     if (user !== undefined && user !== '') {
       const admin = proxy.admins.includes(user);
-      // Own keys only: a user named `constructor` or `toString` is nobody's.
-      const team = Object.hasOwn(proxy.teams, user) ? proxy.teams[user] : undefined;
+      const team = ownValue(proxy.teams, user);
       if (!admin && team === undefined) return null;
       return {
         viewer: { id: `proxy:${user}`, team: admin ? null : (team ?? null), label: user },
