@@ -424,11 +424,17 @@ export class App extends EventEmitter<AppEvents> {
     return known ? out : null;
   }
 
-  /** Swaps channels and subscriptions. Other sections need a restart (logged). */
+  /**
+   * Swaps channels and subscriptions. Other sections need a restart (logged). Throws
+   * `BudgetError`, changing nothing, when the new subscriptions' categories would take the
+   * running polls over the request budget (the check a start makes).
+   */
   reload(next: Config): void {
     const { log } = this.deps;
+    const plan = planOf({ ...this.config, subscriptions: next.subscriptions });
+    if (!plan.ok) throw new BudgetError(plan);
     addLogSecrets(log, secretValues(next));
-    const restartNeeded = (['upstream', 'redis', 'poll', 'server'] as const).filter(
+    const restartNeeded = (['upstream', 'redis', 'poll', 'server', 'rules'] as const).filter(
       (section) => JSON.stringify(next[section]) !== JSON.stringify(this.config[section]),
     );
     this.config = {
