@@ -91,11 +91,14 @@ export function httpUrlField() {
     .refine(isHttpUrl, { error: 'expected an absolute http:// or https:// URL' });
 }
 
-/** An optional secret string; an empty string (e.g. `${VAR:-}`) means "not set". */
+/**
+ * An optional secret string; an empty or blank one (e.g. `${VAR:-}`, or a variable holding only
+ * a newline) means "not set", for every part of the daemon alike.
+ */
 export function optionalSecretField() {
   return z
     .string({ error: expected('a string') })
-    .transform((value) => (value === '' ? undefined : value))
+    .transform((value) => (value.trim() === '' ? undefined : value))
     .optional();
 }
 

@@ -207,6 +207,15 @@ describe('parseConfig: a valid config', () => {
     });
     expect(config.upstream.apiKey).toBeUndefined();
   });
+
+  it('a blank secret (spaces, a newline) is not set, as an empty one', () => {
+    for (const blank of ['', '   ', '\n']) {
+      const config = parseConfig(FULL_YAML, { ...FULL_ENV, STATUS_API_KEY: blank }, 'full.yaml');
+      expect(config.upstream.apiKey, JSON.stringify(blank)).toBeUndefined();
+    }
+    const set = parseConfig(FULL_YAML, { ...FULL_ENV, STATUS_API_KEY: 'key-1234' }, 'full.yaml');
+    expect(set.upstream.apiKey).toBe('key-1234');
+  });
 });
 
 type Loose = Record<string, unknown>;
