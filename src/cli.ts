@@ -10,7 +10,13 @@ import { redactText, secretValues } from './config/redact.js';
 import type { Config } from './config/schema.js';
 import { ownValue } from './config/fields.js';
 import { App, BudgetError } from './app.js';
-import { WORDINGS, createSimulator, loadScenario, type Wording } from './sim/index.js';
+import {
+  MAX_SERVICES,
+  WORDINGS,
+  createSimulator,
+  loadScenario,
+  type Wording,
+} from './sim/index.js';
 import { checkConfigReport } from './commands/check-config.js';
 import { runDemo } from './commands/demo.js';
 import { registerSilenceCommands } from './commands/silence.js';
@@ -246,7 +252,7 @@ function buildProgram(): Command {
         .choices([...WORDINGS])
         .default('standard'),
     )
-    .option('--services <n>', 'catalog size', intOption('--services', 1, 200_000), 2000)
+    .option('--services <n>', 'catalog size', intOption('--services', 1, MAX_SERVICES), 2000)
     .option('--seed <n>', 'catalog seed', intOption('--seed', 0, 2 ** 31 - 1), 42)
     .option('--scenario <file>', 'scenario timeline (YAML or JSON) to play')
     .option('--key <key...>', 'API keys to accept (all premium scopes)')

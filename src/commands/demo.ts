@@ -318,5 +318,6 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
   const missing = (EVENT_KINDS as readonly EventKind[]).filter((k) => !seen.has(k));
   write(`\nevent kinds delivered: ${EVENT_KINDS.filter((k) => seen.has(k)).join(', ')}\n`);
   if (missing.length > 0) write(`not seen in this run: ${missing.join(', ')}\n`);
-  return missing.length === 0 ? 0 : 1;
+  // A kind that never arrived is a failure of the run, not of its input: exit 2.
+  return missing.length === 0 ? 0 : 2;
 }
