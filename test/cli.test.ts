@@ -214,4 +214,10 @@ describe('statuswatch simulate', () => {
     sim.signal('SIGTERM');
     expect(await sim.waitForExit(5000)).toEqual({ code: 0, signal: null });
   });
+
+  it('--services beyond the catalog limit is an invalid argument: exit 1 naming the range', async () => {
+    const result = await runCli(['simulate', '--port', '0', '--services', '150000']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('--services must be an integer from 1 to 100000');
+  });
 });
