@@ -114,7 +114,7 @@ function addTargetOptions(command: Command): Command {
   return command
     .option(
       '--url <url>',
-      'statuswatch base URL (default $STATUSWATCH_URL, then http://127.0.0.1:<server.port>)',
+      "statuswatch base URL (default $STATUSWATCH_URL, then the config's server.host and server.port)",
     )
     .option(
       '--token <token>',

@@ -3,6 +3,7 @@
  * `/api/v1` commands: channel, subscription, token, secrets): one JSON request with a bearer
  * token, and terminal-safe text for what the server sent.
  */
+import { isIP } from 'node:net';
 import { request, type Agent } from 'undici';
 import type { Config } from '../config/schema.js';
 
@@ -84,12 +85,25 @@ function nonBlank(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
 }
 
+/**
+ * Where a command on the daemon's own machine reaches its ops server: the configured
+ * `server.host` when it names one address, else loopback (unset, `0.0.0.0` and `::` listen on
+ * every address, loopback included).
+ */
+export function localDaemonUrl(server: { host?: string | undefined; port: number }): string {
+  const host = server.host?.trim() ?? '';
+  const port = String(server.port);
+  if (host === '' || host === '0.0.0.0' || host === '::' || host === '[::]')
+    return `http://127.0.0.1:${port}`;
+  return isIP(host) === 6 ? `http://[${host}]:${port}` : `http://${host}:${port}`;
+}
+
 /** Resolves the daemon's URL and token for a CLI command (`statuswatch silence`, `/api/v1` commands). */
 export async function resolveDaemonTarget(s: TargetSources): Promise<ResolvedTarget> {
   let config: Config | undefined;
   const cfg = async (): Promise<Config> => (config ??= await s.loadConfig());
   let baseUrl = s.urls.map(nonBlank).find((u) => u !== undefined);
-  baseUrl ??= `http://127.0.0.1:${(await cfg()).server.port}`;
+  baseUrl ??= localDaemonUrl((await cfg()).server);
   if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) throw s.invalidUrl();
   baseUrl = baseUrl.replace(/\/+$/, '');
   for (const [value, source] of s.tokens) {

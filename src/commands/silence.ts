@@ -1,7 +1,7 @@
 /**
  * `statuswatch silence add | list | expire`: a client of the daemon's admin API
- * (`/admin/silences`). The server comes from `--server` (default `http://127.0.0.1:<server.port>`
- * of the config), the bearer token from `--token`, `$STATUSWATCH_ADMIN_TOKEN` or the config's
+ * (`/admin/silences`). The server comes from `--server` (default: the config's `server.host` and
+ * `server.port`, `localDaemonUrl`), the bearer token from `--token`, `$STATUSWATCH_ADMIN_TOKEN` or the config's
  * `server.adminToken`. The token is never printed, not even in errors.
  */
 import { userInfo } from 'node:os';
@@ -439,7 +439,10 @@ function durationArg(value: string): string {
 
 function addTargetOptions(command: Command): Command {
   return command
-    .option('--server <url>', 'statuswatch base URL (default http://127.0.0.1:<server.port>)')
+    .option(
+      '--server <url>',
+      "statuswatch base URL (default: the config's server.host and server.port)",
+    )
     .option(
       '--token <token>',
       'admin token (default $STATUSWATCH_ADMIN_TOKEN, then server.adminToken; prefer the variable: flags show in ps)',
