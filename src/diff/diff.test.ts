@@ -284,6 +284,39 @@ describe('diffIncidents', () => {
     ]);
   });
 
+  it('incident ids that name members of every object (__proto__, constructor) are ids like any other', () => {
+    const ids = ['__proto__', 'constructor', 'toString'];
+    let prev = new Map<string, IncidentsEntry>();
+    const kinds: string[][] = [];
+    const steps = [[], ids.map((id) => incident('s', id, 'investigating', 1)), null, null, []];
+    let last: ReturnType<typeof list> = list('B', []);
+    for (const [i, step] of steps.entries()) {
+      if (step !== null) last = list('B', step);
+      const r = diffIncidents({
+        previous: prev,
+        list: last,
+        baselined: i > 0,
+        resolvable: () => true,
+        now: NOW + i,
+      });
+      // As the snapshot store keeps it: JSON text, read back.
+      const stored = JSON.parse(JSON.stringify([...r.changed])) as [string, IncidentsEntry][];
+      prev = new Map([...prev, ...stored]);
+      kinds.push(r.transitions.map((t) => `${t.kind}:${t.incident?.id ?? ''}`).sort());
+    }
+    expect(kinds).toEqual([
+      [],
+      ['incident.opened:__proto__', 'incident.opened:constructor', 'incident.opened:toString'],
+      [], // the same list again: nothing
+      [],
+      [
+        'incident.resolved:__proto__',
+        'incident.resolved:constructor',
+        'incident.resolved:toString',
+      ],
+    ]);
+  });
+
   it('first cycle is a silent baseline, then open incidents resolve normally', () => {
     expect(
       run([{ l: list('B', [incident('s', 'i1', 'investigating', 1)]) }, { l: list('B', []) }]),

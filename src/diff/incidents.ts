@@ -1,4 +1,5 @@
 import type { Incident, IncidentList } from '../upstream/model.js';
+import { ownValue } from '../config/fields.js';
 import type { ClosedIncidentItem, IncidentEntryItem, IncidentsEntry } from './state.js';
 import { transitionId, type IncidentRef, type Transition } from './transition.js';
 import type { DiffResult } from './result.js';
@@ -62,11 +63,21 @@ function itemOf(incident: Incident): IncidentEntryItem {
   };
 }
 
+/**
+ * The items by id, sorted, as a record. Incident ids come from upstream: an own property is
+ * defined for each, so an id such as `__proto__` is stored as an id, not as the prototype.
+ */
 function sortedRecord<T>(items: Map<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const id of [...items.keys()].sort()) {
     const item = items.get(id);
-    if (item !== undefined) out[id] = item;
+    if (item !== undefined)
+      Object.defineProperty(out, id, {
+        value: item,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
   return out;
 }
@@ -87,7 +98,7 @@ function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: numb
   const ids = Object.keys(prev.open);
   if (ids.length !== current.length) return false;
   for (const incident of current) {
-    const before = prev.open[incident.id];
+    const before = ownValue(prev.open, incident.id);
     if (before === undefined || incident.status === 'resolved') return false;
     const item = itemOf(incident);
     if (
@@ -175,7 +186,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
 
     for (const incident of [...current].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
       present.add(incident.id);
-      const before = prevOpen[incident.id] ?? null;
+      const before = ownValue(prevOpen, incident.id) ?? null;
       const service = {
         name: incident.serviceName,
         canonicalUrl: incident.canonicalServiceUrl,
