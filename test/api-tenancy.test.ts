@@ -208,6 +208,14 @@ describe('tenancy', () => {
     for (const name of ['constructor', 'toString']) {
       expect((await admin('GET', `/api/v1/channels/${name}`)).status, name).toBe(404);
       expect((await admin('POST', `/api/v1/channels/${name}/test`)).status, name).toBe(404);
+      expect((await admin('DELETE', `/api/v1/channels/${name}`)).status, name).toBe(404);
+      const sub = await teamA('POST', '/api/v1/subscriptions', {
+        name: `uses-${name.toLowerCase()}`,
+        services: ['stripe'],
+        channels: [name],
+      });
+      expect(sub.status, sub.text).toBe(400);
+      expect(sub.body.error.field).toBe('channels[0]');
     }
   });
 

@@ -230,7 +230,7 @@ export class ApiStore {
       configChannelView(name, c),
     );
     const stored = [...snap.channels.values()]
-      .filter((c) => this.visible(actor, c) && !(c.name in config.channels))
+      .filter((c) => this.visible(actor, c) && !Object.hasOwn(config.channels, c.name))
       .sort((a, b) => a.name.localeCompare(b.name))
       .map(storedChannelView);
     return [...fromConfig, ...stored];
@@ -413,7 +413,7 @@ export class ApiStore {
     const box = this.o.box;
     return this.transact((snap, now) => {
       const config = this.o.config();
-      if (req.name in config.channels) {
+      if (Object.hasOwn(config.channels, req.name)) {
         if (mode === 'create') throw nameTaken('channel', req.name);
         throw new ApiError(
           403,
@@ -529,7 +529,7 @@ export class ApiStore {
   async deleteChannel(actor: Actor, name: string): Promise<{ deleted: string }> {
     return this.transact((snap, now) => {
       const config = this.o.config();
-      if (name in config.channels) {
+      if (Object.hasOwn(config.channels, name)) {
         throw new ApiError(
           403,
           'read_only',
@@ -607,7 +607,7 @@ export class ApiStore {
       const issues: FieldIssue[] = [];
       const raw = Array.isArray(req.spec.channels) ? (req.spec.channels as unknown[]) : [];
       raw.forEach((channel, i) => {
-        if (typeof channel !== 'string' || channel in config.channels) return;
+        if (typeof channel !== 'string' || Object.hasOwn(config.channels, channel)) return;
         if (snap.channels.get(channel)?.team === team) return;
         issues.push({
           field: `channels[${i}]`,

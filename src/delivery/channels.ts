@@ -1,4 +1,5 @@
 import type { ChannelConfig, ChannelType } from '../config/schema.js';
+import { ownValue } from '../config/fields.js';
 import { kindOf } from '../notify/kinds.js';
 import { createNotifier, type NotifierDeps } from '../notify/registry.js';
 import type { Notifier } from '../notify/types.js';
@@ -35,7 +36,7 @@ export class ChannelRegistry {
   get(name: string): Channel | undefined {
     let channel = this.channels.get(name);
     if (channel === undefined) {
-      const config = this.configs[name];
+      const config = ownValue(this.configs, name);
       if (config === undefined) return undefined;
       channel = {
         name,
