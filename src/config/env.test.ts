@@ -21,6 +21,15 @@ describe('expandString', () => {
     expect(result.value).toBe(expected);
   });
 
+  it('a name every object has (toString, constructor, __proto__) is a variable like any other', () => {
+    expect(expandString('${toString}', env).problems).toEqual([
+      'environment variable toString is not set (use ${toString:-} to allow an empty value)',
+    ]);
+    expect(expandString('${constructor:-fallback}', env).value).toBe('fallback');
+    expect(expandString('${__proto__:-x}', env).value).toBe('x');
+    expect(expandString('${toString}', { toString: 'set' }).value).toBe('set');
+  });
+
   it('does not expand inserted values again', () => {
     expect(expandString('${A}', { A: '${B}', B: 'no' }).value).toBe('${B}');
   });

@@ -62,7 +62,8 @@ export function expandString(text: string, env: EnvSource): StringExpansion {
       continue;
     }
     const [, name = '', fallback] = match;
-    const found = env[name];
+    // Own variables only: `${toString}` is not set, not a function's text.
+    const found = Object.hasOwn(env, name) ? env[name] : undefined;
     if (fallback !== undefined && (found === undefined || found === '')) {
       value += fallback;
     } else if (found === undefined) {

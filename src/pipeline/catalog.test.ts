@@ -71,4 +71,23 @@ describe('CatalogStore.replace (real Redis)', () => {
       new Map([['Service 0', `svc-${REPLACE_BATCH + 10}`]]),
     );
   });
+
+  it('keeps a service whose feedId or name is __proto__ or constructor, as any other', async () => {
+    tr = await testRedis('catalog');
+    const store = new CatalogStore(tr.redis, tr.keys);
+    const odd = [
+      { ...service(1, '__proto__'), feedId: '__proto__' },
+      { ...service(2, 'constructor'), feedId: 'constructor' },
+    ];
+    await store.replace([service(0), ...odd], 1);
+    expect(await store.feedIdsByName(['__proto__', 'constructor'])).toEqual(
+      new Map([
+        ['__proto__', '__proto__'],
+        ['constructor', 'constructor'],
+      ]),
+    );
+    const refs = await store.refs(['__proto__', 'constructor']);
+    expect([...refs.keys()].sort()).toEqual(['__proto__', 'constructor']);
+    expect(refs.get('__proto__')?.name).toBe('__proto__');
+  });
 });

@@ -79,8 +79,9 @@ export class CatalogStore {
     const tmpNames = `${this.namesKey}:tmp:${suffix}`;
     try {
       for (let i = 0; i < services.length; i += REPLACE_BATCH) {
-        const byId: Record<string, string> = {};
-        const byName: Record<string, string> = {};
+        // Maps: a feedId or name from upstream (`__proto__`) is a key like any other.
+        const byId = new Map<string, string>();
+        const byName = new Map<string, string>();
         const end = Math.min(services.length, i + REPLACE_BATCH);
         for (let j = i; j < end; j++) {
           const s = services[j] as ServiceInfo;
@@ -89,8 +90,8 @@ export class CatalogStore {
             canonicalUrl: s.canonicalUrl,
             officialStatusUrl: s.officialStatusUrl,
           };
-          byId[s.feedId] = encode(STORED_SERVICE, stored);
-          byName[s.name] = s.feedId;
+          byId.set(s.feedId, encode(STORED_SERVICE, stored));
+          byName.set(s.name, s.feedId);
         }
         await checked(
           this.redis
