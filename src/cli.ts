@@ -172,9 +172,12 @@ async function simulate(o: {
   key?: string[];
   rateLimit: boolean;
 }): Promise<void> {
-  const keys: Record<string, { scopes: string[] }> = {};
-  for (const k of o.key ?? [])
-    keys[k] = { scopes: ['sla:read', 'scores:read', 'rankings:read', 'analytics:read'] };
+  const keys: Record<string, { scopes: string[] }> = Object.fromEntries(
+    (o.key ?? []).map((k) => [
+      k,
+      { scopes: ['sla:read', 'scores:read', 'rankings:read', 'analytics:read'] },
+    ]),
+  );
   const sim = createSimulator({
     services: o.services,
     seed: o.seed,

@@ -190,7 +190,7 @@ export async function identify(
   }
   const proxy = o.config.proxyAuth;
   if (proxy !== undefined && fromTrustedProxy(req, o.config)) {
-    const raw = req.headers[proxy.header.toLowerCase()];
+    const raw = ownValue(req.headers, proxy.header.toLowerCase());
     const user = (Array.isArray(raw) ? raw[0] : raw)?.trim();
     if (user !== undefined && user !== '') {
       const admin = proxy.admins.includes(user);

@@ -5,6 +5,7 @@
  * `Accept: application/json`); every response carries a strict Content-Security-Policy; every
  * POST needs the session's CSRF token (bearer requests carry no cookie and need none).
  */
+import { ownValue } from '../config/fields.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -358,7 +359,8 @@ export class Console {
   }
 
   private frame(identity: Identity | null, nav: NavKey, title: string, url?: URL): Frame {
-    const notice = url === undefined ? undefined : NOTICES[url.searchParams.get('notice') ?? ''];
+    const notice =
+      url === undefined ? undefined : ownValue(NOTICES, url.searchParams.get('notice') ?? '');
     return { identity, nav, title, ...(notice === undefined ? {} : { notice }) };
   }
 

@@ -81,6 +81,15 @@ describe('webhook render', () => {
     expect(new Webhook(SECRET).verify(body, headers)).toEqual(JSON.parse(body));
   });
 
+  it('sends a configured header whatever its name, __proto__ too', () => {
+    const { headers } = renderWebhookRequest(notification([transition()]), KEY, Date.now(), {
+      __PROTO__: 'p',
+      constructor: 'c',
+    });
+    expect(Object.entries(headers)).toContainEqual(['__proto__', 'p']);
+    expect(Object.entries(headers)).toContainEqual(['constructor', 'c']);
+  });
+
   it('uses the attempt time for webhook-timestamp and keeps webhook-id', () => {
     const n = notification([transition()]);
     const a = renderWebhookRequest(n, KEY, 1_767_268_800_999);

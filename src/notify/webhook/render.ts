@@ -173,7 +173,8 @@ export function renderWebhookRequest(
 ): WebhookRequest {
   const body = renderWebhookBody(notification);
   const timestamp = Math.floor(attemptAtMs / 1000);
-  const headers: Record<string, string> = {};
+  // No prototype: a configured header named `__proto__` (a valid HTTP token) is a header too.
+  const headers = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(customHeaders)) headers[name.toLowerCase()] = value;
   headers['user-agent'] ??= 'statuswatch';
   headers['content-type'] = 'application/json';
