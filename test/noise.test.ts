@@ -164,6 +164,33 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          repeat: '4h',
+          quietHours: { timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-07:00'] },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30); // Wed 07:00:30 Berlin: 8 h later
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1, reminders: 0 });
+    await h.hook.waitFor(1);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0, reminders: 0 });
+    h.clock.now += 4 * 3600_000 - 60_000; // 3 h 59 min after the catch-up
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    h.clock.now += 60_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(2);
+    expect(kinds(h)).toEqual(['catchup', 'reminder']);
+  });
+
   it('a silence that begins after an opening does not swallow its resolution; a silenced opening gets no resolution', async () => {
     h = await noiseHarness(
       [

@@ -59,8 +59,14 @@ interface TickPlan {
   out: Notification[];
   drains: (() => Promise<void>)[];
   reminded: [string, ToldEntry, ToldEntry][];
+  /** Transitions this tick's catch-ups carry, by route (`caughtUpKey`). */
+  caughtUp: Set<string>;
   digestMarkers: [string, number][];
   report: TickReport;
+}
+
+function caughtUpKey(subscription: string, channel: string, transitionId: string): string {
+  return `${subscription}\u0000${channel}\u0000${transitionId}`;
 }
 
 function splitRoute(key: string): [string, string] {
@@ -119,6 +125,7 @@ export class NoiseTicker {
       out: [],
       drains: [],
       reminded: [],
+      caughtUp: new Set(),
       digestMarkers: [],
       report: { batches: 0, catchups: 0, reminders: 0, digests: 0 },
     };
@@ -174,6 +181,7 @@ export class NoiseTicker {
       const quiet = this.sub(subscription)?.quietHours;
       if (quiet !== undefined && quietState(quiet, now).quiet) continue;
       const items = uniqueById(await this.o.store.claim('held', route));
+      for (const t of items) plan.caughtUp.add(caughtUpKey(subscription, channel, t.id));
       if (items.length > 0) {
         plan.out.push({
           id: batchId(
@@ -204,8 +212,15 @@ export class NoiseTicker {
     let silences: Silence[] | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
-      if (sub?.repeat === undefined || now - entry.lastSentAt < sub.repeat) continue;
+      if (sub?.repeat === undefined) continue;
       const t = entry.opening;
+      // Held in quiet hours and sent in this tick's catch-up: that was its news; the next
+      // reminder counts from now.
+      if (plan.caughtUp.has(caughtUpKey(entry.subscription, entry.channel, t.id))) {
+        plan.reminded.push([field, entry, { ...entry, lastSentAt: now }]);
+        continue;
+      }
+      if (now - entry.lastSentAt < sub.repeat) continue;
       silences ??= await this.o.silences();
       if (
         silencedBy(
