@@ -36,6 +36,8 @@ export interface StageDeps {
   monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
   /** How often the shared noise tick runs; default that of `NoiseTicker` (2 s). */
   noiseTickMs?: number;
+  /** When each poll kind last committed a cycle (reminders wait for a fresh look; `NoiseTicker`). */
+  lastPolled?: () => Promise<ReadonlyMap<string, number>>;
   /**
    * The noise tick is driven by the caller (`noise.tick()`): `start()` starts neither its
    * schedule nor its worker. For tests on an injected clock.
@@ -117,6 +119,7 @@ export function composeStages(deps: StageDeps): Stages {
     log,
     now,
     ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
+    ...(deps.lastPolled === undefined ? {} : { lastPolled: deps.lastPolled }),
   });
   const deliveryWorker = new DeliveryWorker({
     connection,

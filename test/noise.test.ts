@@ -164,6 +164,45 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('after a downtime a reminder waits for a fresh poll: none for what closed meanwhile, one for what is still open', async () => {
+    const polled = new Map<string, number>();
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['stripe', 'adyen'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          repeat: '1h',
+        },
+      ],
+      { start: TUE_2300_BERLIN, lastPolled: () => Promise.resolve(polled) },
+    );
+    polled.set('incidents', h.clock.now);
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.route(incident('incident.opened', 'adyen', h.clock.now));
+    await h.hook.waitFor(2);
+    // Three days down: the last incidents poll is from before.
+    h.clock.now += 3 * 24 * 3600_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    // The first poll after it: stripe resolved meanwhile, adyen still open.
+    polled.set('incidents', h.clock.now);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(3);
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(4);
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    expect(kinds(h)).toEqual([
+      'incident.opened',
+      'incident.opened',
+      'incident.resolved',
+      'reminder',
+    ]);
+    const reminder = h.hooks()[3];
+    const events = reminder?.data.events as { service: { feedId: string } }[];
+    expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+  });
+
   it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {
     h = await noiseHarness(
       [

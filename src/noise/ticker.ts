@@ -52,6 +52,21 @@ export interface NoiseTickerOptions {
   monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
   /** How often the shared tick runs (one tick per interval across replicas). Default 2 s. */
   everyMs?: number;
+  /**
+   * When each poll kind last committed a cycle (Unix ms, any replica). With it, a reminder waits
+   * until the poll that would have seen its opening close has run since the reminder fell due:
+   * after a downtime, nothing is called "still open" before the daemon has looked again.
+   */
+  lastPolled?: () => Promise<ReadonlyMap<string, number>>;
+}
+
+/** The poll kind whose cycles see an opening of this kind close (none: upstream.*). */
+function sourcePoll(kind: string): string | null {
+  if (kind.startsWith('incident.')) return 'incidents';
+  if (kind.startsWith('status.')) return 'status';
+  if (kind.startsWith('sla.')) return 'sla';
+  if (kind.startsWith('score.')) return 'scores';
+  return null;
 }
 
 /** What one tick owes: notifications, and the state writes to apply once they are enqueued. */
@@ -210,6 +225,7 @@ export class NoiseTicker {
     plan: TickPlan,
   ): Promise<void> {
     let silences: Silence[] | undefined;
+    let polled: ReadonlyMap<string, number> | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined) continue;
@@ -220,7 +236,14 @@ export class NoiseTicker {
         plan.reminded.push([field, entry, { ...entry, lastSentAt: now }]);
         continue;
       }
-      if (now - entry.lastSentAt < sub.repeat) continue;
+      const due = entry.lastSentAt + sub.repeat;
+      if (now < due) continue;
+      const source = sourcePoll(t.kind);
+      if (this.o.lastPolled !== undefined && source !== null) {
+        polled ??= await this.o.lastPolled();
+        // Not looked at since it fell due (a downtime, a restart): the next tick after that poll.
+        if ((polled.get(source) ?? 0) < due) continue;
+      }
       silences ??= await this.o.silences();
       if (
         silencedBy(

@@ -48,6 +48,8 @@ export async function noiseHarness(
     start: number;
     apiKey?: string;
     monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
+    /** When each poll kind last committed a cycle (default: no such gate on reminders). */
+    lastPolled?: () => Promise<ReadonlyMap<string, number>>;
   },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
@@ -83,6 +85,7 @@ export async function noiseHarness(
     silenceStore: { cacheMs: 0 },
     premium: () => o.apiKey !== undefined,
     ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
+    ...(o.lastPolled === undefined ? {} : { lastPolled: o.lastPolled }),
     manualNoiseTick: true,
   });
   await stages.start();
