@@ -44,6 +44,9 @@ export function openQueue<D>(
   });
 }
 
+/** BullMQ's errors for a job lock that lapsed or was taken over. */
+const LOCK_LOST = /missing lock for job|could not renew lock for job|lock mismatch for job/i;
+
 /**
  * A worker on the queue of `role`: on the installation's prefix, its errors logged once here as
  * `worker:error` with the queue's name (BullMQ retries what failed; the line is for operators).
@@ -60,8 +63,18 @@ export function startWorker<D, R>(
     prefix: home.keys.tag,
   });
   worker.on('error', (err) => {
+    const message = toError(err).message;
+    // A job whose lock lapsed while Redis was away (paused, or restarted after the lock's TTL):
+    // BullMQ runs it again, and every stage's jobs are idempotent. A warning, not a failure.
+    if (LOCK_LOST.test(message)) {
+      home.log.warn(
+        { event: 'worker:lock_lost', queue: QUEUES[role], err: message },
+        `${QUEUES[role]} worker lost a job's lock (Redis was away): the job runs again`,
+      );
+      return;
+    }
     home.log.error(
-      { event: 'worker:error', queue: QUEUES[role], err: toError(err).message },
+      { event: 'worker:error', queue: QUEUES[role], err: message },
       `${QUEUES[role]} worker error`,
     );
   });
