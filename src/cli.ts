@@ -74,7 +74,8 @@ async function readChannel(
 async function runDaemon(explicit: string | undefined): Promise<void> {
   const { file, config } = await readConfig(explicit);
   const secrets = secretValues(config);
-  const log = createLogger({ secrets, pretty: process.stdout.isTTY });
+  // The App adds the config's secrets (and later ones) to the lines' scrub list.
+  const log = createLogger({ pretty: process.stdout.isTTY });
   let app: App;
   try {
     app = new App(config, { log });

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { PollKind } from './pipeline/cycle.js';
 import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
 import type { SubscriptionConfig } from './config/schema.js';
@@ -37,7 +38,7 @@ export interface StageDeps {
   /** How often the shared noise tick runs; default that of `NoiseTicker` (2 s). */
   noiseTickMs?: number;
   /** When each poll kind last committed a cycle (reminders wait for a fresh look; `NoiseTicker`). */
-  lastPolled?: () => Promise<ReadonlyMap<string, number>>;
+  lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
   /**
    * The noise tick is driven by the caller (`noise.tick()`): `start()` starts neither its
    * schedule nor its worker. For tests on an injected clock.

@@ -1,3 +1,4 @@
+import type { PollKind } from '../src/pipeline/cycle.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
@@ -165,7 +166,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('after a downtime a reminder waits for a fresh poll: none for what closed meanwhile, one for what is still open', async () => {
-    const polled = new Map<string, number>();
+    const polled = new Map<PollKind, number>();
     h = await noiseHarness(
       [
         {

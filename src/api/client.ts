@@ -1,8 +1,8 @@
 /**
  * The CLI's client of `/api/v1` (`statuswatch subscription | channel | token | secrets`). The
  * daemon's URL comes from `--url`, `$STATUSWATCH_URL`, else the config's `server.host` and
- * `server.port` (`localDaemonUrl`); the token from `--token`, `$STATUSWATCH_TOKEN`, `$STATUSWATCH_ADMIN_TOKEN`, else
- * the config's `server.adminToken`. The token is never printed, not even in errors.
+ * `server.port` (`localDaemonUrl`); the token from `--token`, `$STATUSWATCH_TOKEN`,
+ * `$STATUSWATCH_ADMIN_TOKEN`, else the config's `server.adminToken`. The token is never printed, not even in errors.
  */
 import { Agent } from 'undici';
 import { printable, requestJson, resolveDaemonTarget } from '../commands/daemon-http.js';

@@ -93,8 +93,7 @@ function nonBlank(value: string | undefined): string | undefined {
 export function localDaemonUrl(server: { host?: string | undefined; port: number }): string {
   const host = server.host?.trim() ?? '';
   const port = String(server.port);
-  if (host === '' || host === '0.0.0.0' || host === '::' || host === '[::]')
-    return `http://127.0.0.1:${port}`;
+  if (host === '' || host === '0.0.0.0' || host === '::') return `http://127.0.0.1:${port}`;
   return isIP(host) === 6 ? `http://[${host}]:${port}` : `http://${host}:${port}`;
 }
 

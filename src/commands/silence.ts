@@ -1,8 +1,8 @@
 /**
  * `statuswatch silence add | list | expire`: a client of the daemon's admin API
  * (`/admin/silences`). The server comes from `--server` (default: the config's `server.host` and
- * `server.port`, `localDaemonUrl`), the bearer token from `--token`, `$STATUSWATCH_ADMIN_TOKEN` or the config's
- * `server.adminToken`. The token is never printed, not even in errors.
+ * `server.port`, `localDaemonUrl`), the bearer token from `--token`, `$STATUSWATCH_ADMIN_TOKEN`
+ * or the config's `server.adminToken`. The token is never printed, not even in errors.
  */
 import { userInfo } from 'node:os';
 import { Agent } from 'undici';

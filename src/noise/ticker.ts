@@ -1,4 +1,6 @@
 import type { Queue, Worker } from 'bullmq';
+import type { PollKind } from '../pipeline/cycle.js';
+import type { EventKind } from '../config/events.js';
 import type { Logger } from 'pino';
 import { DateTime } from 'luxon';
 import { errorCode } from '../errors.js';
@@ -57,11 +59,11 @@ export interface NoiseTickerOptions {
    * until the poll that would have seen its opening close has run since the reminder fell due:
    * after a downtime, nothing is called "still open" before the daemon has looked again.
    */
-  lastPolled?: () => Promise<ReadonlyMap<string, number>>;
+  lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
 }
 
 /** The poll kind whose cycles see an opening of this kind close (none: upstream.*). */
-function sourcePoll(kind: string): string | null {
+function sourcePoll(kind: EventKind): PollKind | null {
   if (kind.startsWith('incident.')) return 'incidents';
   if (kind.startsWith('status.')) return 'status';
   if (kind.startsWith('sla.')) return 'sla';
@@ -225,7 +227,7 @@ export class NoiseTicker {
     plan: TickPlan,
   ): Promise<void> {
     let silences: Silence[] | undefined;
-    let polled: ReadonlyMap<string, number> | undefined;
+    let polled: ReadonlyMap<PollKind, number> | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined) continue;

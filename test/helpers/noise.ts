@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import type { PollKind } from '../../src/pipeline/cycle.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
@@ -49,7 +50,7 @@ export async function noiseHarness(
     apiKey?: string;
     monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
     /** When each poll kind last committed a cycle (default: no such gate on reminders). */
-    lastPolled?: () => Promise<ReadonlyMap<string, number>>;
+    lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
   },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
