@@ -93,6 +93,35 @@ async function spawnRedis(binary: string, args: string[], port: number): Promise
   return handle;
 }
 
+const PORT_ATTEMPTS = 5;
+
+/**
+ * Spawns `redis-server` on `count` ports picked free (the first is the one it answers on). A
+ * port can be taken between the pick and redis-server's bind — by another suite, or as the local
+ * port of any outgoing connection — so a start that failed with "Address already in use" picks
+ * new ports and tries again, up to 5 times.
+ */
+async function spawnOnFreePorts(
+  binary: string,
+  count: number,
+  args: (ports: number[]) => Promise<string[]> | string[],
+): Promise<{ node: RedisProcess; ports: number[] }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const ports: number[] = [];
+    while (ports.length < count) {
+      const port = await freePort();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    try {
+      const node = await spawnRedis(binary, await args(ports), ports[0] ?? 0);
+      return { node, ports };
+    } catch (err) {
+      const taken = err instanceof Error && /address already in use/i.test(err.message);
+      if (!taken || attempt >= PORT_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /** Runs `fn` with a short-lived plain connection to one node. */
 async function onNode<T>(port: number, fn: (r: Redis) => Promise<T>): Promise<T> {
   const r = new Redis(port, HOST, { maxRetriesPerRequest: 1, lazyConnect: true });
@@ -142,34 +171,27 @@ export async function startCluster(
   try {
     const total = primaries * (1 + perPrimary);
     for (let i = 0; i < total; i += 1) {
-      const port = await freePort();
-      const busPort = await freePort();
-      busPorts.push(busPort);
-      nodes.push(
-        await spawnRedis(
-          binary,
-          [
-            '--port',
-            String(port),
-            '--bind',
-            HOST,
-            '--cluster-enabled',
-            'yes',
-            '--cluster-config-file',
-            `nodes-${port}.conf`,
-            '--cluster-port',
-            String(busPort),
-            '--cluster-node-timeout',
-            '3000',
-            '--dir',
-            dir,
-            '--loglevel',
-            'warning',
-            ...NO_PERSISTENCE,
-          ],
-          port,
-        ),
-      );
+      const { node, ports } = await spawnOnFreePorts(binary, 2, ([p, bus]) => [
+        '--port',
+        String(p),
+        '--bind',
+        HOST,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${p}.conf`,
+        '--cluster-port',
+        String(bus),
+        '--cluster-node-timeout',
+        '3000',
+        '--dir',
+        dir,
+        '--loglevel',
+        'warning',
+        ...NO_PERSISTENCE,
+      ]);
+      busPorts.push(ports[1] ?? 0);
+      nodes.push(node);
     }
     const ports = nodes.map((n) => n.port);
     const primaryPorts = ports.slice(0, primaries);
@@ -289,10 +311,9 @@ export async function startSentinels(
     await Promise.all(processes.slice(0, 2).map((p) => p.stop()));
     await rm(dir, { recursive: true, force: true });
   };
-  const dataNode = (port: number, extra: string[]): Promise<RedisProcess> =>
-    spawnRedis(
-      binary,
-      [
+  const dataNode = async (extra: string[]): Promise<RedisProcess> =>
+    (
+      await spawnOnFreePorts(binary, 1, ([port]) => [
         '--port',
         String(port),
         '--bind',
@@ -305,16 +326,20 @@ export async function startSentinels(
         'warning',
         ...NO_PERSISTENCE,
         ...extra,
-      ],
-      port,
-    );
+      ])
+    ).node;
   try {
-    const primaryPort = await freePort();
-    processes.push(
-      await dataNode(primaryPort, ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '10']),
-    );
-    const replicaPort = await freePort();
-    processes.push(await dataNode(replicaPort, ['--replicaof', HOST, String(primaryPort)]));
+    const primary = await dataNode([
+      '--min-replicas-to-write',
+      '1',
+      '--min-replicas-max-lag',
+      '10',
+    ]);
+    processes.push(primary);
+    const primaryPort = primary.port;
+    const replica = await dataNode(['--replicaof', HOST, String(primaryPort)]);
+    processes.push(replica);
+    const replicaPort = replica.port;
     await waitFor(
       () =>
         onNode(
@@ -325,23 +350,25 @@ export async function startSentinels(
     );
     const sentinelPorts: number[] = [];
     for (let i = 0; i < count; i += 1) {
-      const port = await freePort();
-      const file = join(dir, `sentinel-${port}.conf`);
-      await writeFile(
-        file,
-        [
-          `port ${port}`,
-          `bind ${HOST}`,
-          `dir ${dir}`,
-          `sentinel monitor ${name} ${HOST} ${primaryPort} 2`,
-          `sentinel down-after-milliseconds ${name} 2000`,
-          `sentinel failover-timeout ${name} 10000`,
-          `sentinel parallel-syncs ${name} 1`,
-          '',
-        ].join('\n'),
-      );
-      processes.push(await spawnRedis(binary, [file, '--sentinel', '--loglevel', 'warning'], port));
-      sentinelPorts.push(port);
+      const { node } = await spawnOnFreePorts(binary, 1, async ([port]) => {
+        const file = join(dir, `sentinel-${port}.conf`);
+        await writeFile(
+          file,
+          [
+            `port ${port}`,
+            `bind ${HOST}`,
+            `dir ${dir}`,
+            `sentinel monitor ${name} ${HOST} ${primaryPort} 2`,
+            `sentinel down-after-milliseconds ${name} 2000`,
+            `sentinel failover-timeout ${name} 10000`,
+            `sentinel parallel-syncs ${name} 1`,
+            '',
+          ].join('\n'),
+        );
+        return [file, '--sentinel', '--loglevel', 'warning'];
+      });
+      processes.push(node);
+      sentinelPorts.push(node.port);
     }
     const sentinelCall = (port: number, ...args: (string | number)[]) =>
       onNode(port, (r) => r.call('SENTINEL', ...args));
