@@ -317,6 +317,55 @@ describe('diffIncidents', () => {
     ]);
   });
 
+  it('a service whose stored entry is seen again unchanged is skipped, and any change of it is still found', () => {
+    // The same stored entry objects poll after poll (as the snapshot store's cache hands them
+    // out): the unchanged check remembers per entry object, and must not hide a change.
+    const two = [incident('s', 'i1', 'investigating', 1), incident('s', 'i2', 'investigating', 1)];
+    const base = diffIncidents({
+      previous: new Map(),
+      list: list('B', two),
+      baselined: false,
+      resolvable: () => true,
+      now: NOW,
+    });
+    const prev = new Map(base.changed);
+    const diff = (incidents: (Incident & { feedId: string })[]) => {
+      const r = diffIncidents({
+        previous: prev,
+        list: list('B', incidents),
+        baselined: true,
+        resolvable: () => true,
+        now: NOW,
+      });
+      return {
+        found: r.transitions.map((t) => `${t.kind}:${t.incident?.id ?? ''}`),
+        changed: r.changed.size,
+      };
+    };
+    expect(diff(two)).toEqual({ found: [], changed: 0 });
+    expect(diff([...two].reverse())).toEqual({ found: [], changed: 0 });
+    expect(
+      diff([two[0] as Incident & { feedId: string }, incident('s', 'i2', 'identified', 1)]),
+    ).toEqual({ found: ['incident.updated:i2'], changed: 1 });
+    expect(
+      diff([two[0] as Incident & { feedId: string }, incident('s', 'i2', 'investigating', 2)]),
+    ).toEqual({ found: ['incident.updated:i2'], changed: 1 });
+    expect(
+      diff([
+        two[0] as Incident & { feedId: string },
+        { ...incident('s', 'i2', 'investigating', 1), title: 'New title' },
+      ]),
+    ).toEqual({ found: [], changed: 1 });
+    expect(
+      diff([two[0] as Incident & { feedId: string }, incident('s', 'i3', 'investigating', 1)]),
+    ).toEqual({ found: ['incident.opened:i3', 'incident.resolved:i2'], changed: 1 });
+    // The same id twice and one missing is not "unchanged" either.
+    expect(
+      diff([two[0] as Incident & { feedId: string }, two[0] as Incident & { feedId: string }]),
+    ).toEqual({ found: ['incident.resolved:i2'], changed: 1 });
+    expect(diff(two)).toEqual({ found: [], changed: 0 });
+  });
+
   it('first cycle is a silent baseline, then open incidents resolve normally', () => {
     expect(
       run([{ l: list('B', [incident('s', 'i1', 'investigating', 1)]) }, { l: list('B', []) }]),

@@ -89,29 +89,68 @@ function boundedClosed(closed: Map<string, ClosedIncidentItem>): Map<string, Clo
   return new Map(kept.slice(0, CLOSED_PER_SERVICE));
 }
 
+/** The status an entry stores for an incident (the raw word when the vocabulary did not know it). */
+function statusOf(incident: Incident): string {
+  return incident.status === 'unknown' ? incident.statusRaw : incident.status;
+}
+
+/**
+ * The open incidents of stored entries as [id, item] lists, made once per entry object: the
+ * snapshot store hands the same entry objects to poll after poll until they change, and a
+ * record keyed by incident ids is slow to walk (every entry's keys differ, so no two share a
+ * shape).
+ */
+const OPEN_LISTS = new WeakMap<object, readonly (readonly [string, IncidentEntryItem])[]>();
+
+function openList(
+  open: Readonly<Record<string, IncidentEntryItem>>,
+): readonly (readonly [string, IncidentEntryItem])[] {
+  let list = OPEN_LISTS.get(open);
+  if (list === undefined) {
+    list = Object.entries(open);
+    OPEN_LISTS.set(open, list);
+  }
+  return list;
+}
+
 /**
  * True when the service's incidents are exactly its stored open ones (same ids, titles, starts,
  * statuses and update counts; none resolved, none gone) and no remembered resolution has
- * expired: the full diff would emit nothing and store the same entry.
+ * expired: the full diff would emit nothing and store the same entry. Allocates nothing once the
+ * entry has been seen: it runs for every service with an open incident on every poll.
  */
 function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: number): boolean {
-  const ids = Object.keys(prev.open);
-  if (ids.length !== current.length) return false;
-  for (const incident of current) {
-    const before = ownValue(prev.open, incident.id);
-    if (before === undefined || incident.status === 'resolved') return false;
-    const item = itemOf(incident);
+  const stored = openList(prev.open);
+  if (stored.length !== current.length) return false;
+  for (let i = 0; i < current.length; i++) {
+    const incident = current[i] as Incident;
+    let before: IncidentEntryItem | undefined;
+    for (const [id, item] of stored)
+      if (id === incident.id) {
+        before = item;
+        break;
+      }
     if (
-      item.status !== before.status ||
-      item.updateCount !== before.updateCount ||
-      item.title !== before.title ||
-      item.started !== before.started
+      before === undefined ||
+      incident.status === 'resolved' ||
+      statusOf(incident) !== before.status ||
+      incident.updates.length !== before.updateCount ||
+      incident.title !== before.title ||
+      incident.started !== before.started
     )
       return false;
+    // The same id twice in the list: the full diff sorts that out.
+    for (let j = 0; j < i; j++) if ((current[j] as Incident).id === incident.id) return false;
   }
-  for (const c of Object.values(prev.closed ?? {}))
-    if (now - c.at >= CLOSED_RETENTION_MS) return false;
-  return new Set(current.map((i) => i.id)).size === ids.length;
+  const closed = prev.closed;
+  if (closed !== undefined)
+    for (const id in closed)
+      if (
+        Object.hasOwn(closed, id) &&
+        now - (closed[id] as ClosedIncidentItem).at >= CLOSED_RETENTION_MS
+      )
+        return false;
+  return true;
 }
 
 /**
@@ -133,18 +172,22 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     if (group === undefined) byFeed.set(incident.feedId, [incident]);
     else group.push(incident);
   }
-  const feeds = new Set<string>(byFeed.keys());
+  // The services to diff, in order. Most services with open incidents show exactly what they
+  // showed last cycle: nothing to derive, nothing to write, and they are left out before the
+  // sort (this keeps a cycle with thousands of open incidents cheap).
+  const feeds: string[] = [];
+  const stays = (feedId: string, prev: IncidentsEntry | undefined): boolean =>
+    prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], input.now);
+  for (const feedId of byFeed.keys()) if (!stays(feedId, previous.get(feedId))) feeds.push(feedId);
   for (const [feedId, entry] of previous) {
-    if (Object.keys(entry.open).length > 0) feeds.add(feedId);
+    if (byFeed.has(feedId) || openList(entry.open).length === 0) continue;
+    if (!stays(feedId, entry)) feeds.push(feedId);
   }
+  feeds.sort();
 
-  for (const feedId of [...feeds].sort()) {
+  for (const feedId of feeds) {
     const prev = previous.get(feedId);
     const prevOpen = prev?.open ?? {};
-    // Most services with open incidents show exactly what they showed last cycle: nothing to
-    // derive, nothing to write (this keeps a cycle with thousands of open incidents cheap).
-    if (prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], input.now))
-      continue;
     let seq = prev?.seq ?? 0;
     const open = new Map<string, IncidentEntryItem>();
     const closed = new Map<string, ClosedIncidentItem>(

@@ -503,11 +503,23 @@ export class Pipeline {
     listed: readonly { feedId: string; id: string }[],
     now: number,
   ): Promise<{ gone: Map<string, ReadonlySet<string>>; rateLimit: RateLimitInfo | null }> {
-    const present = new Set(listed.map((i) => `${i.feedId}\u0000${i.id}`));
+    // Runs on every poll over every open incident: no key strings or key arrays built.
+    const listedIds = new Map<string, string | string[]>();
+    for (const { feedId, id } of listed) {
+      const ids = listedIds.get(feedId);
+      if (ids === undefined) listedIds.set(feedId, id);
+      else if (typeof ids === 'string') listedIds.set(feedId, [ids, id]);
+      else ids.push(id);
+    }
     const waiting: string[] = [];
     for (const [feedId, entry] of previous) {
-      if (Object.keys(entry.open).some((id) => !present.has(`${feedId}\u0000${id}`)))
+      const ids = listedIds.get(feedId);
+      for (const id in entry.open) {
+        if (!Object.hasOwn(entry.open, id)) continue;
+        if (ids === id || (Array.isArray(ids) && ids.includes(id))) continue;
         waiting.push(feedId);
+        break;
+      }
     }
     const gone = new Map<string, ReadonlySet<string>>();
     if (waiting.length === 0) return { gone, rateLimit: null };
