@@ -46,6 +46,8 @@ export interface StageDeps {
   manualNoiseTick?: boolean;
   /** BullMQ lock duration of delivery jobs: how soon a dead replica's deliveries are taken over. */
   deliveryLockMs?: number;
+  /** BullMQ lock duration of routing jobs: how soon a dead replica's cycle is taken over. */
+  routingLockMs?: number;
 }
 
 /**
@@ -91,7 +93,7 @@ async function settle(tasks: readonly Promise<unknown>[]): Promise<void> {
 export function composeStages(deps: StageDeps): Stages {
   const { connection, keys, log } = deps;
   const now = deps.now ?? Date.now;
-  const handoff = new Handoff(connection, keys);
+  const handoff = new Handoff(connection, keys, now);
   const categories = new CategoryStore(connection, keys, now);
   const deliveries = new DeliveryQueue(connection, keys);
   const noiseStore = new NoiseStore(connection, keys);
@@ -107,6 +109,7 @@ export function composeStages(deps: StageDeps): Stages {
     noise: { store: noiseStore, silences: () => silences.active() },
     log,
     now,
+    ...(deps.routingLockMs === undefined ? {} : { lockDurationMs: deps.routingLockMs }),
   });
   const noise = new NoiseTicker({
     connection,

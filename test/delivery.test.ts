@@ -445,6 +445,37 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     expect((await h.queue.deadLetters()).map((l) => l.id)).toEqual([untouched!.id]);
   });
 
+  it('a batch whose process died twice holding it is still sent (BullMQ fails a job that stalls more than once by default)', async () => {
+    h = await deliveryHarness();
+    const rx = await receiver(() => ({ status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const [n] = many(1, 'stalled');
+    await h.queue.enqueue([n!]);
+    // Two processes in turn take the batch and die with it, before claiming: their lock lapses
+    // unrenewed and the next worker's stalled-job check finds it (one stall each).
+    for (let i = 0; i < 2; i++) {
+      let taken!: () => void;
+      const took = new Promise<void>((resolve) => (taken = resolve));
+      const dying = new Worker<BatchJobData>(
+        DELIVERIES_QUEUE,
+        () => {
+          taken();
+          return new Promise<never>(() => undefined);
+        },
+        { connection: h.tr.redis, prefix: h.tr.keys.tag, lockDuration: 300, stalledInterval: 300 },
+      );
+      dying.on('error', () => undefined);
+      await took;
+      await dying.close(true);
+    }
+    const w = h.startWorker(() => registry, { ...fast, lockDurationMs: 300 });
+    const sent = await w.waitForOutcome((o) => o.outcome === 'sent', 10_000);
+    expect(sent.notification.id).toBe(n!.id);
+    expect(rx.received.map(webhookIdOf)).toEqual([n!.id]);
+    expect(await h.queue.batches.getFailedCount()).toBe(0);
+    expect(await h.queue.deadLetters()).toEqual([]);
+  });
+
   it('a batch re-run finds a hand-off whose retry job was never added, and adds it: delivered once', async () => {
     h = await deliveryHarness();
     const [handed, plain] = many(2, 'repair');

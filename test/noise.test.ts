@@ -165,6 +165,43 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('a routing run that crashed before its commit is re-run on the clock of its hand-off: across the start of quiet hours, one opening and no catch-up', async () => {
+    const TUE_2159_BERLIN = Date.UTC(2026, 10, 24, 20, 59, 59);
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          quietHours: { timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-07:00'] },
+        },
+      ],
+      { start: TUE_2159_BERLIN },
+    );
+    const harness = h;
+    const commit = harness.store.commitGate.bind(harness.store);
+    let crashes = 0;
+    harness.store.commitGate = async (...args) => {
+      if (crashes === 0) {
+        crashes += 1;
+        // The deliveries are enqueued; the process dies before the commit, and the retry runs
+        // after 22:00, inside quiet hours.
+        harness.clock.now = Date.UTC(2026, 10, 24, 21, 0, 5);
+        throw new Error('simulated crash before the commit');
+      }
+      return commit(...args);
+    };
+    await harness.route(incident('incident.opened', 'stripe', harness.clock.now));
+    expect(crashes).toBe(1);
+    await harness.hook.waitFor(1);
+    // The end of quiet hours: nothing was held, so there is nothing to catch up on.
+    harness.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30);
+    expect(await harness.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(kinds(harness)).toEqual(['incident.opened']);
+    expect(harness.hook.received).toHaveLength(1);
+  });
+
   it('after a downtime a reminder waits for a fresh poll: none for what closed meanwhile, one for what is still open', async () => {
     const polled = new Map<PollKind, number>();
     h = await noiseHarness(

@@ -1,8 +1,10 @@
+import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
 import { ClientCommandCounter } from '../src/bench/support.js';
+import { QUEUES } from '../src/queues.js';
 import { ChannelRegistry } from '../src/delivery/channels.js';
 import { DeliveryQueue } from '../src/delivery/queue.js';
 import { silentLogger } from '../src/log.js';
@@ -192,6 +194,46 @@ describe('routing a cycle as one batch', () => {
     // Every closing found its opening told (so it was sent) and closed it.
     expect(harness.hooks().filter((b) => b.type === 'incident.resolved')).toHaveLength(20);
     expect(await harness.store.allTold()).toEqual(new Map());
+  });
+
+  it('a cycle whose routing process died twice holding it is still routed (BullMQ fails a job that stalls more than once by default)', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+      routingLockMs: 300,
+    });
+    const harness = h;
+    await harness.router.stop();
+    const opened = incident('incident.opened', 'okta');
+    await harness.handoff.enqueue([opened]);
+    // Two processes in turn take the cycle and die with it: their lock lapses unrenewed, and the
+    // next worker's stalled-job check finds it (one stall each).
+    for (let i = 0; i < 2; i++) {
+      let taken!: () => void;
+      const took = new Promise<void>((resolve) => (taken = resolve));
+      const dying = new Worker(
+        QUEUES.transitions,
+        () => {
+          taken();
+          return new Promise<never>(() => undefined);
+        },
+        {
+          connection: harness.tr.redis,
+          prefix: harness.tr.keys.tag,
+          lockDuration: 300,
+          stalledInterval: 300,
+        },
+      );
+      dying.on('error', () => undefined);
+      await took;
+      await dying.close(true);
+    }
+    await harness.router.start();
+    await harness.hook.waitFor(1, 10_000);
+    expect(harness.hook.received.map((r) => r.headers['webhook-id'])).toEqual([
+      `${opened.id}:all:hook`,
+    ]);
+    expect(await harness.handoff.queue.getFailedCount()).toBe(0);
+    expect(await harness.handoff.routedCount()).toBe(1);
   });
 
   it('a crash between the delivery enqueue and the effect commit: the retried batch sends nothing twice and commits its effects', async () => {

@@ -37,6 +37,13 @@ export const DEFAULT_BATCH_CONCURRENCY = 2;
 export const DEFAULT_STALL_MS = 2000;
 /** Sends in flight at once to a slow channel (one whose sends stall or time out). */
 export const SLOW_CHANNEL_SENDS = 2;
+/**
+ * How often a delivery job may be taken over from a process that died holding it before BullMQ
+ * fails it for good (its default is once): a failed batch is pages not sent until someone
+ * retries its dead letters, while a re-run sends at most what the dead process had not marked
+ * sent yet (at least once). Finite, for a job that itself kills the process every time.
+ */
+export const DELIVERY_MAX_STALLS = 10;
 
 export interface DeliveryOutcome {
   notification: Notification;
@@ -123,6 +130,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       lockDuration,
       // Without this BullMQ looks for stalled jobs every 30 s whatever the lock duration.
       stalledInterval: lockDuration,
+      maxStalledCount: DELIVERY_MAX_STALLS,
     };
     const batches = startWorker(
       'deliveries',

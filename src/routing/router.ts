@@ -45,7 +45,20 @@ export interface RouterOptions {
   deliveries: DeliveryQueue;
   log: Logger;
   now?: () => number;
+  /**
+   * BullMQ lock duration of routing jobs (default 30 s), also the stalled-job check interval:
+   * how soon a cycle held by a dead process is taken over (within about two of these).
+   */
+  lockDurationMs?: number;
 }
+
+/**
+ * How often a routing job may be taken over from a process that died holding it before BullMQ
+ * fails it for good (its default is once). Routing is idempotent (routed marks, delivery ids
+ * derived from transition ids), so a re-run costs nothing, while a failed cycle is transitions
+ * never sent. The limit stays finite for a cycle that itself kills the process every time.
+ */
+export const ROUTING_MAX_STALLS = 10;
 
 /**
  * A closing goes to every route the ledger says was told its opening (`state.told` holds every
@@ -141,18 +154,27 @@ export class Router {
 
   async start(): Promise<void> {
     await this.resync();
+    const lockDuration = this.options.lockDurationMs ?? 30_000;
     this.worker = startWorker(
       'transitions',
       (job: Job<CycleBatch>) => this.process(job),
       this.options,
-      { concurrency: 1 },
+      {
+        concurrency: 1,
+        lockDuration,
+        stalledInterval: lockDuration,
+        maxStalledCount: ROUTING_MAX_STALLS,
+      },
     );
   }
 
-  /** Routes one cycle's transitions; returns the number of deliveries enqueued. */
-  async routeBatch(transitions: readonly Transition[]): Promise<number> {
+  /**
+   * Routes one cycle's transitions as of `at` (Unix ms; default: now); returns the number of
+   * deliveries enqueued.
+   */
+  async routeBatch(transitions: readonly Transition[], at?: number): Promise<number> {
     const noise = this.options.noise;
-    const now = this.now();
+    const now = at ?? this.now();
     await this.options.refresh?.();
     await this.loadCategories();
     if (noise === undefined) {
@@ -220,7 +242,10 @@ export class Router {
 
   private async process(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
-    const deliveries = await this.routeBatch(transitions);
+    const at = Number.isFinite(job.data.at) ? job.data.at : undefined;
+    // Decided on the hand-off's time, not this run's: a re-run after a crash (or a lock lost
+    // to a Redis outage) decides as the first run did, also across the start of quiet hours.
+    const deliveries = await this.routeBatch(transitions, at);
     this.options.log.debug(
       {
         event: 'cycle:routed',

@@ -51,6 +51,8 @@ export async function noiseHarness(
     monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
     /** When each poll kind last committed a cycle (default: no such gate on reminders). */
     lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
+    /** BullMQ lock duration of routing jobs (default 30 s): how soon a stalled cycle is taken over. */
+    routingLockMs?: number;
   },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
@@ -88,6 +90,7 @@ export async function noiseHarness(
     ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
     ...(o.lastPolled === undefined ? {} : { lastPolled: o.lastPolled }),
     manualNoiseTick: true,
+    ...(o.routingLockMs === undefined ? {} : { routingLockMs: o.routingLockMs }),
   });
   await stages.start();
   const { handoff } = stages;
