@@ -46,6 +46,11 @@ export function openQueue<D>(
 
 /** BullMQ's errors for a job lock that lapsed or was taken over. */
 const LOCK_LOST = /missing lock for job|could not renew lock for job|lock mismatch for job/i;
+/**
+ * Redis's reply to a client blocked on a primary that has just become a replica (a Sentinel or
+ * Cluster failover): BullMQ waits for jobs again, on the new primary.
+ */
+const UNBLOCKED = /^UNBLOCKED\b/;
 
 /**
  * A worker on the queue of `role`: on the installation's prefix, its errors logged once here as
@@ -70,6 +75,13 @@ export function startWorker<D, R>(
       home.log.warn(
         { event: 'worker:lock_lost', queue: QUEUES[role], err: message },
         `${QUEUES[role]} worker lost a job's lock (Redis was away): the job runs again`,
+      );
+      return;
+    }
+    if (UNBLOCKED.test(message)) {
+      home.log.warn(
+        { event: 'worker:failover', queue: QUEUES[role], err: message },
+        `${QUEUES[role]} worker: Redis failed over while it waited for jobs; it waits again`,
       );
       return;
     }

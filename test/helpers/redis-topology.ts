@@ -146,8 +146,24 @@ export interface LocalCluster {
   readonly seeds: string[];
   readonly primaryPorts: number[];
   readonly replicaPorts: number[];
+  /**
+   * CLUSTER FAILOVER (the graceful, manual kind: the replica catches up first) on a replica of
+   * the primary that owns `key`'s slot; resolves once that replica is the slot's primary in
+   * every node's view. Returns the old and the new primary's ports.
+   */
+  failover(key: string): Promise<{ from: number; to: number }>;
   /** Every process ended, the directory removed. */
   stop(): Promise<void>;
+}
+
+/** The primary and replica ports of the slot `slot`, as node `port` sees it (CLUSTER SLOTS). */
+async function slotOwners(port: number, slot: number): Promise<number[]> {
+  const ranges = (await onNode(port, (r) => r.call('CLUSTER', 'SLOTS'))) as unknown[][];
+  for (const range of ranges) {
+    const [start, end, ...nodes] = range as [number, number, ...[string, number, string][]];
+    if (slot >= start && slot <= end) return nodes.map((n) => n[1]);
+  }
+  return [];
 }
 
 /**
@@ -260,6 +276,21 @@ export async function startCluster(
       seeds: ports.map((p) => `redis://${HOST}:${p}`),
       primaryPorts,
       replicaPorts,
+      async failover(key) {
+        const slot = await onNode(ports[0] ?? 0, (r) => r.cluster('KEYSLOT', key));
+        const [from, to] = await slotOwners(ports[0] ?? 0, slot);
+        if (from === undefined || to === undefined)
+          throw new Error(`slot ${String(slot)} has no primary with a replica`);
+        await onNode(to, (r) => r.call('CLUSTER', 'FAILOVER'));
+        await waitFor(
+          async () => {
+            const views = await Promise.all(ports.map((p) => slotOwners(p, slot)));
+            return views.every((owners) => owners[0] === to);
+          },
+          { timeoutMs: 20_000, intervalMs: 50, what: `the replica on ${String(to)} to take over` },
+        );
+        return { from, to };
+      },
       stop,
     };
   } catch (err) {
