@@ -509,6 +509,23 @@ async function pollsOk(port: number): Promise<{ status: number; incidents: numbe
   return { status: count('status'), incidents: count('incidents') };
 }
 
+/**
+ * What any poller pays before it can see a single new incident: one `JSON.parse` (native, in
+ * this process) of the incidents response the daemon reads each poll, with every storm incident
+ * still open. A note beside the single-incident figures, not a figure of the daemon.
+ */
+async function parseFloor(simUrl: string): Promise<string> {
+  const res = await request(`${simUrl}/api/v1/incidents`);
+  const body = await res.body.text();
+  const times: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    const started = performance.now();
+    JSON.parse(body);
+    times.push(performance.now() - started);
+  }
+  return `floor: one JSON.parse of the incidents response each poll reads (${fmt(body.length / 1e6, 1)} MB) takes ${fmt(median(times), 1)} ms (median of 7, in the bench process)`;
+}
+
 /** Official services (Variant A shows their incidents), storm ones first, then the single ones. */
 function officialFeeds(): string[] {
   const official = buildCatalog(STORM_SERVICES, SIM_SEED)
@@ -657,6 +674,7 @@ async function measureStatuswatch(progress: (line: string) => void): Promise<Sys
     out.notes.push(
       `the simulator took ${fmt(median(renderMs), 0)} ms (median) to answer each single sample's revealing poll (not counted)`,
     );
+    out.notes.push(await parseFloor(simUrl));
     await sleep(GRACE_MS);
     await rec.sync();
     storm.dupWebhookIds = rec.duplicateWebhookIds();
