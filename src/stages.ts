@@ -93,7 +93,7 @@ async function settle(tasks: readonly Promise<unknown>[]): Promise<void> {
 export function composeStages(deps: StageDeps): Stages {
   const { connection, keys, log } = deps;
   const now = deps.now ?? Date.now;
-  const handoff = new Handoff(connection, keys, now);
+  const handoff = new Handoff(connection, keys);
   const categories = new CategoryStore(connection, keys, now);
   const deliveries = new DeliveryQueue(connection, keys);
   const noiseStore = new NoiseStore(connection, keys);

@@ -165,7 +165,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
-  it('a routing run that crashed before its commit is re-run on the clock of its hand-off: across the start of quiet hours, one opening and no catch-up', async () => {
+  it('a routing run that crashed before its commit is re-run on the clock of its first run: across the start of quiet hours, one opening and no catch-up', async () => {
     const TUE_2159_BERLIN = Date.UTC(2026, 10, 24, 20, 59, 59);
     h = await noiseHarness(
       [

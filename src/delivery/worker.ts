@@ -41,9 +41,9 @@ export const SLOW_CHANNEL_SENDS = 2;
  * How often a delivery job may be taken over from a process that died holding it before BullMQ
  * fails it for good (its default is once): a failed batch is pages not sent until someone
  * retries its dead letters, while a re-run sends at most what the dead process had not marked
- * sent yet (at least once). Finite, for a job that itself kills the process every time.
+ * sent yet (at least once). Small, for a job that itself kills the process every time.
  */
-export const DELIVERY_MAX_STALLS = 10;
+export const DELIVERY_MAX_STALLS = 3;
 
 export interface DeliveryOutcome {
   notification: Notification;

@@ -94,42 +94,72 @@ function statusOf(incident: Incident): string {
   return incident.status === 'unknown' ? incident.statusRaw : incident.status;
 }
 
-/**
- * The open incidents of stored entries as [id, item] lists, made once per entry object: the
- * snapshot store hands the same entry objects to poll after poll until they change, and a
- * record keyed by incident ids is slow to walk (every entry's keys differ, so no two share a
- * shape).
- */
-const OPEN_LISTS = new WeakMap<object, readonly (readonly [string, IncidentEntryItem])[]>();
+/** Up to this many incidents, a service's are compared by scanning a list; more, through a Map. */
+const SCAN_LIMIT = 8;
 
-function openList(
-  open: Readonly<Record<string, IncidentEntryItem>>,
-): readonly (readonly [string, IncidentEntryItem])[] {
-  let list = OPEN_LISTS.get(open);
-  if (list === undefined) {
-    list = Object.entries(open);
-    OPEN_LISTS.set(open, list);
+/** A service's stored open incidents: a list of [id, item] to scan, or a Map when there are many. */
+type OpenIndex =
+  readonly (readonly [string, IncidentEntryItem])[] | ReadonlyMap<string, IncidentEntryItem>;
+
+/**
+ * The open incidents of stored entries, indexed once per entry object: the snapshot store hands
+ * the same entry objects to poll after poll until they change (entries are never edited in
+ * place), and a record keyed by incident ids is slow to walk (every entry's keys differ, so no
+ * two share a shape).
+ */
+const OPEN_INDEX = new WeakMap<object, OpenIndex>();
+
+function openIndex(open: Readonly<Record<string, IncidentEntryItem>>): OpenIndex {
+  let index = OPEN_INDEX.get(open);
+  if (index === undefined) {
+    const entries = Object.entries(open);
+    index = entries.length > SCAN_LIMIT ? new Map(entries) : entries;
+    OPEN_INDEX.set(open, index);
   }
-  return list;
+  return index;
+}
+
+function sizeOf(index: OpenIndex): number {
+  return isList(index) ? index.length : index.size;
+}
+
+function isList(index: OpenIndex): index is readonly (readonly [string, IncidentEntryItem])[] {
+  return Array.isArray(index);
+}
+
+function lookup(index: OpenIndex, id: string): IncidentEntryItem | undefined {
+  if (!isList(index)) return index.get(id);
+  for (const [key, item] of index) if (key === id) return item;
+  return undefined;
+}
+
+/** True when two incidents of the list share an id. */
+function repeatsAnId(incidents: readonly Incident[]): boolean {
+  if (incidents.length > SCAN_LIMIT)
+    return new Set(incidents.map((i) => i.id)).size !== incidents.length;
+  for (let i = 1; i < incidents.length; i++)
+    for (let j = 0; j < i; j++)
+      if ((incidents[j] as Incident).id === (incidents[i] as Incident).id) return true;
+  return false;
+}
+
+/** True when the record has an own enumerable key (no array of keys built). */
+function hasOwnKey(record: Readonly<Record<string, unknown>>): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return true;
+  return false;
 }
 
 /**
  * True when the service's incidents are exactly its stored open ones (same ids, titles, starts,
  * statuses and update counts; none resolved, none gone) and no remembered resolution has
- * expired: the full diff would emit nothing and store the same entry. Allocates nothing once the
- * entry has been seen: it runs for every service with an open incident on every poll.
+ * expired: the full diff would emit nothing and store the same entry. Allocates next to nothing
+ * once the entry has been seen: it runs for every service with an open incident on every poll.
  */
 function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: number): boolean {
-  const stored = openList(prev.open);
-  if (stored.length !== current.length) return false;
-  for (let i = 0; i < current.length; i++) {
-    const incident = current[i] as Incident;
-    let before: IncidentEntryItem | undefined;
-    for (const [id, item] of stored)
-      if (id === incident.id) {
-        before = item;
-        break;
-      }
+  const stored = openIndex(prev.open);
+  if (sizeOf(stored) !== current.length) return false;
+  for (const incident of current) {
+    const before = lookup(stored, incident.id);
     if (
       before === undefined ||
       incident.status === 'resolved' ||
@@ -139,9 +169,9 @@ function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: numb
       incident.started !== before.started
     )
       return false;
-    // The same id twice in the list: the full diff sorts that out.
-    for (let j = 0; j < i; j++) if ((current[j] as Incident).id === incident.id) return false;
   }
+  // The same id twice in the list (and so one stored id missing): the full diff sorts it out.
+  if (repeatsAnId(current)) return false;
   const closed = prev.closed;
   if (closed !== undefined)
     for (const id in closed)
@@ -180,7 +210,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], input.now);
   for (const feedId of byFeed.keys()) if (!stays(feedId, previous.get(feedId))) feeds.push(feedId);
   for (const [feedId, entry] of previous) {
-    if (byFeed.has(feedId) || openList(entry.open).length === 0) continue;
+    if (byFeed.has(feedId) || !hasOwnKey(entry.open)) continue;
     if (!stays(feedId, entry)) feeds.push(feedId);
   }
   feeds.sort();

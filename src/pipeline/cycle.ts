@@ -504,19 +504,19 @@ export class Pipeline {
     now: number,
   ): Promise<{ gone: Map<string, ReadonlySet<string>>; rateLimit: RateLimitInfo | null }> {
     // Runs on every poll over every open incident: no key strings or key arrays built.
-    const listedIds = new Map<string, string | string[]>();
+    const listedIds = new Map<string, string | Set<string>>();
     for (const { feedId, id } of listed) {
       const ids = listedIds.get(feedId);
       if (ids === undefined) listedIds.set(feedId, id);
-      else if (typeof ids === 'string') listedIds.set(feedId, [ids, id]);
-      else ids.push(id);
+      else if (typeof ids === 'string') listedIds.set(feedId, new Set([ids, id]));
+      else ids.add(id);
     }
     const waiting: string[] = [];
     for (const [feedId, entry] of previous) {
       const ids = listedIds.get(feedId);
       for (const id in entry.open) {
         if (!Object.hasOwn(entry.open, id)) continue;
-        if (ids === id || (Array.isArray(ids) && ids.includes(id))) continue;
+        if (ids === id || (typeof ids === 'object' && ids.has(id))) continue;
         waiting.push(feedId);
         break;
       }

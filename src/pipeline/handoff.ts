@@ -12,12 +12,6 @@ export const CYCLE_RETENTION_SECONDS = 24 * 3600;
 /** One job: the transitions one poll cycle produced, in order. */
 export interface CycleBatch {
   transitions: Transition[];
-  /**
-   * When the cycle was handed off (Unix ms): the time routing decides the cycle on (quiet
-   * hours, silences, grouping), so a re-run after a crash decides as the first run did. Absent
-   * in jobs handed off by an older release: routing uses its own clock then.
-   */
-  at?: number;
 }
 
 /** The job id of a batch: derived from its transition ids, so the same batch is added once. */
@@ -37,12 +31,7 @@ export function batchId(transitions: readonly Transition[]): string {
 export class Handoff {
   readonly queue: Queue<CycleBatch>;
 
-  constructor(
-    connection: RedisClient,
-    keys: Keys,
-    /** The stages' clock (Unix ms): stamped on each job as the time routing decides it on. */
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(connection: RedisClient, keys: Keys) {
     this.queue = openQueue<CycleBatch>(
       'transitions',
       { connection, keys },
@@ -61,7 +50,7 @@ export class Handoff {
     if (transitions.length === 0) return;
     await this.queue.add(
       'cycle',
-      { transitions: [...transitions], at: this.now() },
+      { transitions: [...transitions] },
       { jobId: batchId(transitions) },
     );
   }

@@ -56,9 +56,16 @@ export interface RouterOptions {
  * How often a routing job may be taken over from a process that died holding it before BullMQ
  * fails it for good (its default is once). Routing is idempotent (routed marks, delivery ids
  * derived from transition ids), so a re-run costs nothing, while a failed cycle is transitions
- * never sent. The limit stays finite for a cycle that itself kills the process every time.
+ * never sent. Small, because while a cycle waits to be taken over no other cycle is routed
+ * (global concurrency 1), and a cycle that kills its process every time would hold them all up.
  */
-export const ROUTING_MAX_STALLS = 10;
+export const ROUTING_MAX_STALLS = 3;
+
+/**
+ * How long the clock a cycle was first routed on is kept (see `Router.decisionTime`): longer
+ * than the re-runs of one cycle take (its retries' backoff adds up to about 17 minutes).
+ */
+export const DECISION_TIME_RETENTION_MS = 3600_000;
 
 /**
  * A closing goes to every route the ledger says was told its opening (`state.told` holds every
@@ -240,12 +247,29 @@ export class Router {
     return notifications.length;
   }
 
+  /**
+   * The clock a cycle job is routed on: that of its first run, kept in Redis for an hour (one
+   * round trip: SET NX and GET). A re-run after a crash between the delivery enqueue and the
+   * commit, or after a lock lost to a Redis outage, then decides as the first run did, also
+   * across the start of quiet hours. A silence that ended in between is no longer in force,
+   * so such a re-run does not apply it.
+   */
+  private async decisionTime(jobId: string | undefined): Promise<number> {
+    const now = this.now();
+    if (jobId === undefined) return now;
+    const key = this.options.keys.key('routing', 'decided-at', jobId);
+    const replies = await this.options.connection
+      .multi()
+      .set(key, String(now), 'PX', DECISION_TIME_RETENTION_MS, 'NX')
+      .get(key)
+      .exec();
+    const stored = Number(replies?.[1]?.[1]);
+    return Number.isFinite(stored) && stored > 0 ? stored : now;
+  }
+
   private async process(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
-    const at = Number.isFinite(job.data.at) ? job.data.at : undefined;
-    // Decided on the hand-off's time, not this run's: a re-run after a crash (or a lock lost
-    // to a Redis outage) decides as the first run did, also across the start of quiet hours.
-    const deliveries = await this.routeBatch(transitions, at);
+    const deliveries = await this.routeBatch(transitions, await this.decisionTime(job.id));
     this.options.log.debug(
       {
         event: 'cycle:routed',

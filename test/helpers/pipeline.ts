@@ -53,7 +53,7 @@ export async function pipelineHarness(
   const baseUrl = await sim.listen(0, '127.0.0.1');
   const tr = await testRedis('pipe');
   const client = createUpstreamClient({ baseUrl, apiKey: PREMIUM_KEY, timeoutMs: 5000 });
-  const handoff = new Handoff(tr.redis, tr.keys, () => clock.now);
+  const handoff = new Handoff(tr.redis, tr.keys);
   const log = silentLogger();
   const deps = extra(tr);
   const newPipeline = (): Pipeline =>
