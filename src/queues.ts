@@ -44,13 +44,25 @@ export function openQueue<D>(
   });
 }
 
-/** BullMQ's errors for a job lock that lapsed or was taken over. */
-const LOCK_LOST = /missing lock for job|could not renew lock for job|lock mismatch for job/i;
 /**
- * Redis's reply to a client blocked on a primary that has just become a replica (a Sentinel or
- * Cluster failover): BullMQ waits for jobs again, on the new primary.
+ * Worker errors that are passing states, not failures: logged as warnings with their own event.
+ * - `worker:lock_lost`: a job whose lock lapsed while Redis was away (paused, or restarted
+ *   after the lock's TTL); BullMQ runs it again, and every stage's jobs are idempotent.
+ * - `worker:failover`: Redis's reply to a client blocked on a primary that has just become a
+ *   replica (a Sentinel or Cluster failover); BullMQ waits for jobs again, on the new primary.
  */
-const UNBLOCKED = /^UNBLOCKED\b/;
+const PASSING: readonly { pattern: RegExp; event: string; says: string }[] = [
+  {
+    pattern: /missing lock for job|could not renew lock for job|lock mismatch for job/i,
+    event: 'worker:lock_lost',
+    says: "lost a job's lock (Redis was away): the job runs again",
+  },
+  {
+    pattern: /^UNBLOCKED\b/,
+    event: 'worker:failover',
+    says: 'saw Redis fail over while it waited for jobs; it waits again',
+  },
+];
 
 /**
  * A worker on the queue of `role`: on the installation's prefix, its errors logged once here as
@@ -69,19 +81,11 @@ export function startWorker<D, R>(
   });
   worker.on('error', (err) => {
     const message = toError(err).message;
-    // A job whose lock lapsed while Redis was away (paused, or restarted after the lock's TTL):
-    // BullMQ runs it again, and every stage's jobs are idempotent. A warning, not a failure.
-    if (LOCK_LOST.test(message)) {
+    const passing = PASSING.find((p) => p.pattern.test(message));
+    if (passing !== undefined) {
       home.log.warn(
-        { event: 'worker:lock_lost', queue: QUEUES[role], err: message },
-        `${QUEUES[role]} worker lost a job's lock (Redis was away): the job runs again`,
-      );
-      return;
-    }
-    if (UNBLOCKED.test(message)) {
-      home.log.warn(
-        { event: 'worker:failover', queue: QUEUES[role], err: message },
-        `${QUEUES[role]} worker: Redis failed over while it waited for jobs; it waits again`,
+        { event: passing.event, queue: QUEUES[role], err: message },
+        `${QUEUES[role]} worker ${passing.says}`,
       );
       return;
     }

@@ -20,6 +20,7 @@ import {
   type ReceivedRequest,
   type Reply,
 } from './notify-helpers.js';
+import { dieHoldingJob } from './helpers/stall.js';
 import { waitFor } from './helpers/wait.js';
 
 let h: DeliveryHarness | undefined;
@@ -453,21 +454,7 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     await h.queue.enqueue([n!]);
     // Two processes in turn take the batch and die with it, before claiming: their lock lapses
     // unrenewed and the next worker's stalled-job check finds it (one stall each).
-    for (let i = 0; i < 2; i++) {
-      let taken!: () => void;
-      const took = new Promise<void>((resolve) => (taken = resolve));
-      const dying = new Worker<BatchJobData>(
-        DELIVERIES_QUEUE,
-        () => {
-          taken();
-          return new Promise<never>(() => undefined);
-        },
-        { connection: h.tr.redis, prefix: h.tr.keys.tag, lockDuration: 300, stalledInterval: 300 },
-      );
-      dying.on('error', () => undefined);
-      await took;
-      await dying.close(true);
-    }
+    await dieHoldingJob(DELIVERIES_QUEUE, { connection: h.tr.redis, prefix: h.tr.keys.tag }, 2);
     const w = h.startWorker(() => registry, { ...fast, lockDurationMs: 300 });
     const sent = await w.waitForOutcome((o) => o.outcome === 'sent', 10_000);
     expect(sent.notification.id).toBe(n!.id);

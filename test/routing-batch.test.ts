@@ -1,4 +1,3 @@
-import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { Transition } from '../src/diff/transition.js';
@@ -16,6 +15,7 @@ import { composeStages } from '../src/stages.js';
 import { transition } from './notify-helpers.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
+import { dieHoldingJob } from './helpers/stall.js';
 import { waitFor } from './helpers/wait.js';
 
 const T0 = Date.UTC(2026, 10, 26, 12, 0, 0);
@@ -207,26 +207,11 @@ describe('routing a cycle as one batch', () => {
     await harness.handoff.enqueue([opened]);
     // Two processes in turn take the cycle and die with it: their lock lapses unrenewed, and the
     // next worker's stalled-job check finds it (one stall each).
-    for (let i = 0; i < 2; i++) {
-      let taken!: () => void;
-      const took = new Promise<void>((resolve) => (taken = resolve));
-      const dying = new Worker(
-        QUEUES.transitions,
-        () => {
-          taken();
-          return new Promise<never>(() => undefined);
-        },
-        {
-          connection: harness.tr.redis,
-          prefix: harness.tr.keys.tag,
-          lockDuration: 300,
-          stalledInterval: 300,
-        },
-      );
-      dying.on('error', () => undefined);
-      await took;
-      await dying.close(true);
-    }
+    await dieHoldingJob(
+      QUEUES.transitions,
+      { connection: harness.tr.redis, prefix: harness.tr.keys.tag },
+      2,
+    );
     await harness.router.start();
     await harness.hook.waitFor(1, 10_000);
     expect(harness.hook.received.map((r) => r.headers['webhook-id'])).toEqual([

@@ -39,11 +39,16 @@ function latestUpdateText(incident: Incident): string | null {
   return null;
 }
 
+/** The status an entry stores for an incident (the raw word when the vocabulary did not know it). */
+function statusOf(incident: Incident): string {
+  return incident.status === 'unknown' ? incident.statusRaw : incident.status;
+}
+
 function refOf(incident: Incident): IncidentRef {
   return {
     id: incident.id,
     title: incident.title,
-    status: incident.status === 'unknown' ? incident.statusRaw : incident.status,
+    status: statusOf(incident),
     started: incident.started,
     updateCount: incident.updates.length,
     latestUpdate: latestUpdateText(incident),
@@ -57,7 +62,7 @@ function closedOf(item: IncidentEntryItem, now: number): ClosedIncidentItem {
 function itemOf(incident: Incident): IncidentEntryItem {
   return {
     title: incident.title,
-    status: incident.status === 'unknown' ? incident.statusRaw : incident.status,
+    status: statusOf(incident),
     started: incident.started,
     updateCount: incident.updates.length,
   };
@@ -87,11 +92,6 @@ function boundedClosed(closed: Map<string, ClosedIncidentItem>): Map<string, Clo
   const kept = [...closed];
   kept.sort((a, b) => b[1].at - a[1].at || (a[0] < b[0] ? -1 : 1));
   return new Map(kept.slice(0, CLOSED_PER_SERVICE));
-}
-
-/** The status an entry stores for an incident (the raw word when the vocabulary did not know it). */
-function statusOf(incident: Incident): string {
-  return incident.status === 'unknown' ? incident.statusRaw : incident.status;
 }
 
 /** Up to this many incidents, a service's are compared by scanning a list; more, through a Map. */

@@ -176,15 +176,20 @@ export class Router {
   }
 
   /**
-   * Routes one cycle's transitions as of `at` (Unix ms; default: now); returns the number of
-   * deliveries enqueued.
+   * Routes one cycle's transitions as of `at` (Unix ms, or a read of it made alongside the noise
+   * state's; default: now); returns the number of deliveries enqueued.
    */
-  async routeBatch(transitions: readonly Transition[], at?: number): Promise<number> {
+  async routeBatch(
+    transitions: readonly Transition[],
+    at?: number | (() => Promise<number>),
+  ): Promise<number> {
     const noise = this.options.noise;
-    const now = at ?? this.now();
+    const clock = (): number | Promise<number> =>
+      at === undefined ? this.now() : typeof at === 'number' ? at : at();
     await this.options.refresh?.();
     await this.loadCategories();
     if (noise === undefined) {
+      const now = await clock();
       const notifications = transitions.flatMap((t) =>
         this.routesOf(t).map((r) => eventNotification(t, r, now)),
       );
@@ -196,13 +201,14 @@ export class Router {
       routes.map((r) => ledgerField(r, lifecycleKey(t))),
     );
     const closes = transitions.some((t) => roleOf(t) === 'closing');
-    const [{ state, routed }, silences] = await Promise.all([
+    const [{ state, routed }, silences, now] = await Promise.all([
       noise.store.loadGate(
         fields,
         closes,
         transitions.map((t) => t.id),
       ),
       noise.silences(),
+      clock(),
     ]);
     const subscriptions = new Map(this.options.subscriptions().map((s) => [s.name, s]));
     addToldClosings(items, state, this.options.owedClosings?.(), subscriptions);
@@ -248,8 +254,8 @@ export class Router {
   }
 
   /**
-   * The clock a cycle job is routed on: that of its first run, kept in Redis for an hour (one
-   * round trip: SET NX and GET). A re-run after a crash between the delivery enqueue and the
+   * The clock a cycle job is routed on: that of its first run, kept in Redis for an hour (SET NX
+   * and GET, sent alongside the noise state's read: no round trip of its own). A re-run after a crash between the delivery enqueue and the
    * commit, or after a lock lost to a Redis outage, then decides as the first run did, also
    * across the start of quiet hours. A silence that ended in between is no longer in force,
    * so such a re-run does not apply it.
@@ -269,7 +275,7 @@ export class Router {
 
   private async process(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
-    const deliveries = await this.routeBatch(transitions, await this.decisionTime(job.id));
+    const deliveries = await this.routeBatch(transitions, () => this.decisionTime(job.id));
     this.options.log.debug(
       {
         event: 'cycle:routed',
