@@ -28,6 +28,11 @@ class SecretList {
   }
 }
 
+/** sonic-boom with `contentMode: 'buffer'` takes Buffers (its types name strings only). */
+interface ByteSink {
+  write(data: Buffer): boolean;
+}
+
 /** The secret list of each stream `createLogger` made (shared by a logger and its children). */
 const listsByStream = new WeakMap<object, SecretList>();
 
@@ -54,6 +59,30 @@ function scrub(text: string, secrets: readonly string[]): string {
 }
 
 /**
+ * Where a logger's lines go: the given destination, pino-pretty, or stdout. Stdout takes bytes:
+ * in its text mode sonic-boom measures its whole pending buffer on every line (flattening it),
+ * which copied about 8 KB per line in a burst of delivery lines.
+ */
+function lineWriter(options: LogOptions): (line: string) => void {
+  const given = options.destination;
+  if (given !== undefined)
+    return (line) => {
+      given.write(line);
+    };
+  if (options.pretty === true) {
+    const pretty = pino.transport({ target: 'pino-pretty', options: { colorize: true } });
+    return (line) => {
+      pretty.write(line);
+    };
+  }
+  const stdout = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
+  const bytes = stdout as unknown as ByteSink;
+  return (line) => {
+    bytes.write(Buffer.from(line));
+  };
+}
+
+/**
  * JSON logs with a stable field set (event, feedId, transitionId, channel, outcome). Secrets are
  * removed twice: by path (`redact`) and by value (every configured secret string is scrubbed from
  * the serialized line, wherever it hides: a URL in an error message, a stack, a nested field).
@@ -68,14 +97,11 @@ export function createLogger(options: LogOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
-  const sink: DestinationStream =
-    options.pretty === true && options.destination === undefined
-      ? pino.transport({ target: 'pino-pretty', options: { colorize: true } })
-      : (options.destination ?? pino.destination({ dest: 1, sync: false }));
+  const write = lineWriter(options);
   // Always in place, as secrets may come later; a line is only searched while the list has some.
   const scrubbing: DestinationStream = {
     write: (line: string) => {
-      sink.write(secrets.values.length === 0 ? line : scrub(line, secrets.values));
+      write(secrets.values.length === 0 ? line : scrub(line, secrets.values));
     },
   };
   listsByStream.set(scrubbing, secrets);
