@@ -167,3 +167,52 @@ describe('Variant B keeps its rule: gone from a complete active list', () => {
     expect(h.sim.stats.byPath[CONFIRM]).toBeUndefined();
   });
 });
+
+describe('a response that does not say which variant it is resolves nothing', () => {
+  /** A 200 answer with an empty list and none of Variant A's meta (the contract does not promise it). */
+  const BARE_EMPTY = JSON.stringify({ success: true, data: [], meta: { total: 0 } });
+
+  it('an empty incidents list without Variant A meta after a Variant A one: no resolution, no second opening', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    h.sim.openIncident(FEED, { id: 'okta-3', title: 'MFA prompts fail' });
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual([`incident.opened ${FEED}`]);
+
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: BARE_EMPTY });
+    expect(await h.poll('incidents')).toEqual([]);
+    // The next Variant A list shows it again: nothing to say (it never closed).
+    expect(await h.poll('status', 'incidents')).toEqual([]);
+
+    h.sim.resolveIncident(FEED, 'okta-3', 'Fixed');
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual([`incident.resolved ${FEED}`]);
+    expect(await handedOffForFeed(h)).toEqual([
+      `incident.opened ${FEED}`,
+      `incident.resolved ${FEED}`,
+    ]);
+  });
+
+  it('a confirming read that answers an empty list without Variant A meta confirms nothing', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    h.sim.openIncident(FEED, { id: 'okta-4', title: 'Admin console slow' });
+    expect(kindsOf(await h.poll('status', 'incidents'))).toEqual([`incident.opened ${FEED}`]);
+
+    // A verified Variant A list without it, then a confirming read that proves nothing.
+    const verifiedEmpty = JSON.stringify({
+      success: true,
+      data: [],
+      meta: {
+        total: 0,
+        services_affected: 0,
+        sourceKind: 'official',
+        verificationState: 'verified',
+      },
+    });
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: verifiedEmpty });
+    h.sim.failNext({ path: CONFIRM, status: 200, body: BARE_EMPTY });
+    expect(await h.poll('incidents')).toEqual([]);
+    expect(h.sim.stats.byPath[CONFIRM]).toBe(1);
+    expect(await h.poll('status', 'incidents')).toEqual([]);
+    expect(await handedOffForFeed(h)).toEqual([`incident.opened ${FEED}`]);
+  });
+});

@@ -140,6 +140,20 @@ interface PollSpec<E> {
  * endpoint's health. A 429 is rethrown for the scheduler to pause on. Adding a poll kind is one
  * entry in `kinds` (and one in POLL_KINDS).
  */
+/**
+ * The list as read, with its variant judged against the last committed one: an empty list
+ * without Variant A's meta has nothing that tells the variants apart (Variant A returns an
+ * empty list when verified evidence is unavailable, and its meta is not promised), so it keeps
+ * the variant of the last cycle. Read as Variant B it would be a complete list of no incidents
+ * after a Variant A one: every open incident falsely resolved, then announced again.
+ */
+function variantOf(list: IncidentList, previous: string): IncidentList {
+  const telling =
+    list.incidents.length > 0 || list.sourceKind !== null || list.verificationState !== null;
+  if (telling || (previous !== 'A' && previous !== 'B') || previous === list.variant) return list;
+  return { ...list, variant: previous };
+}
+
 export class Pipeline {
   readonly catalog: CatalogStore;
   private readonly kinds: { readonly [K in PollKind]: () => Promise<CycleReport> };
@@ -373,11 +387,14 @@ export class Pipeline {
   ): Promise<Fetched<IncidentsEntry>> {
     const res = await this.deps.client.incidents();
     this.deps.vocabulary?.record(res.words);
-    const list = res.data;
+    const list = variantOf(res.data, prev.variant);
     const { identified, unidentified } = await this.identify(list.incidents);
     // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
-    // may be the very incident that seems to have gone, so no absence counts this cycle.
-    const complete = res.skipped === 0 && unidentified === 0;
+    // may be the very incident that seems to have gone, so no absence counts this cycle. Nor
+    // in the first list of another variant: what it leaves out (Variant A hides unverified
+    // evidence, Variant B is a 5-minute cache) is a change of view, re-baselined silently.
+    const switched = prev.variant !== '' && prev.variant !== list.variant;
+    const complete = res.skipped === 0 && unidentified === 0 && !switched;
     let resolvable: (feedId: string, incidentId: string) => boolean = () => complete;
     let rateLimit = res.rateLimit;
     if (list.variant === 'A') {
@@ -551,9 +568,10 @@ export class Pipeline {
       rateLimit = res.rateLimit;
       this.deps.vocabulary?.record(res.words);
       const l = res.data;
+      // Only a read that says so itself: an empty list without Variant A's meta (which reads
+      // as Variant B) is no evidence that the service's incidents ended.
       const verified =
-        res.skipped === 0 &&
-        (l.variant === 'B' || (l.sourceKind === 'official' && l.verificationState === 'verified'));
+        res.skipped === 0 && l.sourceKind === 'official' && l.verificationState === 'verified';
       const open = new Set(
         l.incidents
           .filter((i) => i.status !== 'resolved' && (i.feedId === null || i.feedId === feedId))
