@@ -303,6 +303,38 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     ]);
   });
 
+  it('an update that reaches a team after its silenced opening owes them the resolution', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['*'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    const silence = await h.silences.add({
+      matchers: { services: ['stripe'], events: ['incident.opened'] },
+      duration: '2h',
+      author: 'sre',
+    });
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.route(incident('incident.updated', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    await h.silences.expire(silence.id);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(2);
+    await h.route(incident('incident.opened', 'adyen', h.clock.now)); // the last one: nothing else is in flight
+    await h.hook.waitFor(3);
+    expect(h.hooks().map((b) => `${b.type} ${(b.data.incident as { id: string }).id}`)).toEqual([
+      'incident.updated inc-stripe-1',
+      'incident.resolved inc-stripe-1',
+      'incident.opened inc-adyen-1',
+    ]);
+  });
+
   it('a silence stops matching by itself when it ends', async () => {
     h = await noiseHarness(
       [{ name: 'ops', services: ['*'], channels: ['hook'], events: ['incident.opened'] }],

@@ -62,6 +62,14 @@ describe('decide', () => {
     ['silenced opening', 'incident.opened', { silenced: true }, 'drop', 'suppress'],
     ['silenced update', 'incident.updated', { silenced: true }, 'drop', 'none'],
     ['update', 'incident.updated', {}, 'send', 'none'],
+    ['update after a silenced opening', 'incident.updated', { suppressed: true }, 'send', 'tell'],
+    [
+      'update of a told opening',
+      'incident.updated',
+      { told: true, suppressed: true },
+      'send',
+      'none',
+    ],
     [
       'closing of a told opening under a silence',
       'incident.resolved',

@@ -79,7 +79,7 @@ function deliver(input: AdmitInput): Action {
  * - a closing whose opening was silenced is not sent either;
  * - otherwise a silence drops it, quiet hours hold it, grouping batches it, or it is sent.
  * Openings that are delivered (now, grouped or held) are recorded as told; silenced ones as
- * suppressed.
+ * suppressed. An update delivered after a silenced opening is recorded as told too.
  */
 export function decide(input: AdmitInput): Decision {
   const role = roleOf(input.transition);
@@ -96,5 +96,8 @@ export function decide(input: AdmitInput): Decision {
       ledger: role === 'opening' ? 'suppress' : 'none',
     };
   }
-  return { route: deliver(input), ledger: role === 'opening' ? 'tell' : 'none' };
+  // An update that reaches a team whose opening was silenced tells them the thing is open:
+  // from then on its closing is owed (and reminders run), as for a delivered opening.
+  const tells = role === 'opening' || (input.suppressed && !input.told);
+  return { route: deliver(input), ledger: tells ? 'tell' : 'none' };
 }
