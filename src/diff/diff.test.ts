@@ -284,6 +284,39 @@ describe('diffIncidents', () => {
     ]);
   });
 
+  it('a list naming one incident id twice announces it once and, rows disagreeing, stays quiet after', () => {
+    const twice = (a: string, b: string, n = 1) =>
+      list('B', [incident('s', 'i7', a, n), incident('s', 'i7', b, n + 1)]);
+    expect(
+      run([
+        { l: list('B', []) },
+        { l: twice('investigating', 'identified') },
+        { l: twice('investigating', 'identified') },
+        { l: twice('investigating', 'identified') },
+      ]),
+    ).toEqual(['incident.opened:s:i7:2']);
+    // An open row and a resolved row of one id: open, and no resolution repeated every poll.
+    expect(
+      run([
+        { l: list('B', []) },
+        { l: list('B', [incident('s', 'i8', 'investigating', 1)]) },
+        {
+          l: list('B', [
+            incident('s', 'i8', 'resolved', 3),
+            incident('s', 'i8', 'investigating', 1),
+          ]),
+        },
+        {
+          l: list('B', [
+            incident('s', 'i8', 'investigating', 1),
+            incident('s', 'i8', 'resolved', 3),
+          ]),
+        },
+        { l: list('B', []) },
+      ]),
+    ).toEqual(['incident.opened:s:i8:1', 'incident.resolved:s:i8:1']);
+  });
+
   it('incident ids that name members of every object (__proto__, constructor) are ids like any other', () => {
     const ids = ['__proto__', 'constructor', 'toString'];
     let prev = new Map<string, IncidentsEntry>();

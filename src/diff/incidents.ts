@@ -143,6 +143,31 @@ function repeatsAnId(incidents: readonly Incident[]): boolean {
   return false;
 }
 
+/**
+ * One row per incident id. A list that names an id twice (`7` and `"7"` read as one id) would
+ * otherwise announce it twice, and when its rows disagree, alert on every poll. Kept: an open
+ * row before a resolved one, then the one with more updates, then the first.
+ */
+function distinctById<I extends Incident>(incidents: readonly I[]): readonly I[] {
+  if (!repeatsAnId(incidents)) return incidents;
+  const kept = new Map<string, I>();
+  for (const incident of incidents) {
+    const other = kept.get(incident.id);
+    if (other === undefined) {
+      kept.set(incident.id, incident);
+      continue;
+    }
+    const open = incident.status !== 'resolved';
+    const otherOpen = other.status !== 'resolved';
+    if (
+      (open && !otherOpen) ||
+      (open === otherOpen && incident.updates.length > other.updates.length)
+    )
+      kept.set(incident.id, incident);
+  }
+  return [...kept.values()];
+}
+
 /** True when the record has an own enumerable key (no array of keys built). */
 function hasOwnKey(record: Readonly<Record<string, unknown>>): boolean {
   for (const key in record) if (Object.hasOwn(record, key)) return true;
@@ -224,7 +249,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
       Object.entries(prev?.closed ?? {}).filter(([, c]) => input.now - c.at < CLOSED_RETENTION_MS),
     );
     const present = new Set<string>();
-    const current = byFeed.get(feedId) ?? [];
+    const current = distinctById(byFeed.get(feedId) ?? []);
 
     const emit = (
       kind: 'incident.opened' | 'incident.updated' | 'incident.resolved',
