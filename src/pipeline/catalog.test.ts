@@ -25,6 +25,22 @@ function service(i: number, name = `Service ${i}`): ServiceInfo {
 }
 
 describe('CatalogStore.replace (real Redis)', () => {
+  it('a name several services share identifies none of them, also across batches', async () => {
+    tr = await testRedis('catalog-names');
+    const store = new CatalogStore(tr.redis, tr.keys);
+    const services = Array.from({ length: REPLACE_BATCH + 3 }, (_, i) => service(i));
+    services[1] = service(1, 'API');
+    services[REPLACE_BATCH + 1] = service(REPLACE_BATCH + 1, 'API');
+    services[2] = service(2, 'Payments');
+    await store.replace(services, 1_000);
+    expect(await store.feedIdsByName(['API', 'Payments', 'Service 0'])).toEqual(
+      new Map([
+        ['Payments', 'svc-2'],
+        ['Service 0', 'svc-0'],
+      ]),
+    );
+  });
+
   it('replaces a catalog bigger than one batch whole, leaving no staging keys behind', async () => {
     tr = await testRedis('catalog');
     const store = new CatalogStore(tr.redis, tr.keys);
@@ -59,17 +75,6 @@ describe('CatalogStore.replace (real Redis)', () => {
     await store.replace([], 3_000);
     expect(await tr.redis.exists(tr.keys.key('catalog', 'services'))).toBe(0);
     expect(await store.updatedAt()).toBe(3_000);
-  });
-
-  it('a name listed twice maps to its last service, as one HSET of the whole catalog did', async () => {
-    tr = await testRedis('catalog');
-    const store = new CatalogStore(tr.redis, tr.keys);
-    const services = Array.from({ length: REPLACE_BATCH + 3 }, (_, i) => service(i));
-    services.push(service(REPLACE_BATCH + 10, 'Service 0'));
-    await store.replace(services, 1);
-    expect(await store.feedIdsByName(['Service 0'])).toEqual(
-      new Map([['Service 0', `svc-${REPLACE_BATCH + 10}`]]),
-    );
   });
 
   it('keeps a service whose feedId or name is __proto__ or constructor, as any other', async () => {

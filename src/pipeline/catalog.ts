@@ -42,6 +42,23 @@ async function checked(
  * links) and display name → feedId (Variant B incidents name their service but carry no feedId).
  * Replaced atomically; read with one HMGET per cycle, only for the feeds that changed.
  */
+/**
+ * Stored for a name that several services share: Variant B names an incident's service only, so
+ * such a name identifies none of them (its incidents are unidentified, never given to one).
+ */
+const SHARED_NAME = '';
+
+/** The names more than one service has. */
+function sharedNames(services: readonly ServiceInfo[]): Set<string> {
+  const seen = new Set<string>();
+  const shared = new Set<string>();
+  for (const s of services) {
+    if (seen.has(s.name)) shared.add(s.name);
+    else seen.add(s.name);
+  }
+  return shared;
+}
+
 export class CatalogStore {
   private readonly servicesKey: string;
   private readonly namesKey: string;
@@ -74,6 +91,7 @@ export class CatalogStore {
       );
       return;
     }
+    const shared = sharedNames(services);
     const suffix = randomBytes(6).toString('hex');
     const tmpServices = `${this.servicesKey}:tmp:${suffix}`;
     const tmpNames = `${this.namesKey}:tmp:${suffix}`;
@@ -91,7 +109,7 @@ export class CatalogStore {
             officialStatusUrl: s.officialStatusUrl,
           };
           byId.set(s.feedId, encode(STORED_SERVICE, stored));
-          byName.set(s.name, s.feedId);
+          byName.set(s.name, shared.has(s.name) ? SHARED_NAME : s.feedId);
         }
         await checked(
           this.redis
@@ -146,7 +164,7 @@ export class CatalogStore {
     const values = await this.redis.hmget(this.namesKey, ...names);
     names.forEach((name, i) => {
       const value = values[i];
-      if (value !== null && value !== undefined) out.set(name, value);
+      if (value !== null && value !== undefined && value !== SHARED_NAME) out.set(name, value);
     });
     return out;
   }
