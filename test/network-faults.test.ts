@@ -168,6 +168,22 @@ describe('the delivery worker against a faulty receiver', () => {
     expect(w.outcomes).toHaveLength(1);
   });
 
+  it('Slack incoming webhook reset mid-body after a 200 status: delivered, not posted again', async () => {
+    h = await deliveryHarness(20);
+    const bad = await server('reset');
+    const registry = h.registry({
+      bad: { type: 'slack', webhookUrl: `${bad.url}/hook`, timeoutMs: 1000 },
+    });
+    const w = h.startWorker(() => registry, { backoff: () => 300 });
+    const toBad = delivery('bad');
+    await h.queue.enqueue([toBad]);
+    const sent = await w.waitForOutcome((o) => o.notification.id === toBad.id, 5000);
+    expect(sent).toMatchObject({ outcome: 'sent', attempt: 1 });
+    await sleep(1000); // a repost would show up here
+    expect(bad.requests).toHaveLength(1);
+    expect(w.outcomes).toHaveLength(1);
+  });
+
   it('a receiver answering 200 after 6 s (timeoutMs 9 s): its batch goes on after the stall limit, each delivery is sent once and never re-sent by the job that took it over', async () => {
     h = await deliveryHarness(20);
     const slow = await faultServer({ mode: 'slow', slowMs: 6000 });

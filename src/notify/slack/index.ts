@@ -59,6 +59,7 @@ export function createSlackNotifier(
     const payload = renderSlack(notification, { mention: config.mention });
     // One fetch per send, so the Retry-After of *this* response is at hand when it fails.
     let retryAfter: string | null = null;
+    const answered = { status: 0 };
     const fetchFn: FetchFunction = async (url, init) => {
       const response = await undiciFetch(url, {
         method: init?.method ?? 'POST',
@@ -69,6 +70,7 @@ export function createSlackNotifier(
         dispatcher,
       });
       retryAfter = response.headers.get('retry-after');
+      answered.status = response.status;
       return response;
     };
     const webhook = new IncomingWebhook(config.webhookUrl, {
@@ -81,6 +83,9 @@ export function createSlackNotifier(
     try {
       await webhook.send(payload);
     } catch (caught) {
+      // Slack answered 2xx and the body then failed (a reset, a timeout): the message is posted;
+      // sending it again would post it twice.
+      if (answered.status >= 200 && answered.status < 300) return;
       throw scrubDeliveryError(toDeliveryError(caught, retryAfter, now()), secrets);
     }
   }
