@@ -245,22 +245,25 @@ describe('Slack app mode: one living message per episode', () => {
     expect(final?.replies[0]?.broadcast).toBe(true);
   });
 
-  it.each(['cant_update_message', 'edit_window_closed'])(
-    'posts a new parent when chat.update answers %s',
-    async (code) => {
-      const { receiver, replica } = await setup();
-      const notifier = replica();
-      await notifier.send(event(opened()));
-      receiver.failNext({ type: 'error', error: code }, { method: 'chat.update' });
-      await notifier.send(event(updated()));
-      const parents = receiver.messages(CHANNEL_ID);
-      expect(parents).toHaveLength(2);
-      await notifier.send(event(resolved()));
-      expect(receiver.messages(CHANNEL_ID)[0]?.edits).toBe(0);
-      expect(receiver.messages(CHANNEL_ID)[1]?.edits).toBe(1);
-      expect(receiver.messages(CHANNEL_ID)[1]?.replies).toHaveLength(1);
-    },
-  );
+  it.each([
+    'cant_update_message',
+    'edit_window_closed',
+    'channel_not_found',
+    'not_in_channel',
+    'is_archived',
+  ])('posts a new parent when chat.update answers %s', async (code) => {
+    const { receiver, replica } = await setup();
+    const notifier = replica();
+    await notifier.send(event(opened()));
+    receiver.failNext({ type: 'error', error: code }, { method: 'chat.update' });
+    await notifier.send(event(updated()));
+    const parents = receiver.messages(CHANNEL_ID);
+    expect(parents).toHaveLength(2);
+    await notifier.send(event(resolved()));
+    expect(receiver.messages(CHANNEL_ID)[0]?.edits).toBe(0);
+    expect(receiver.messages(CHANNEL_ID)[1]?.edits).toBe(1);
+    expect(receiver.messages(CHANNEL_ID)[1]?.replies).toHaveLength(1);
+  });
 
   it('a wrong token is a permanent auth failure', async () => {
     const { receiver, replica } = await setup();

@@ -75,11 +75,18 @@ const TRANSIENT_ERRORS = new Set([
   'team_added_to_org',
 ]);
 const RATE_LIMITED_ERRORS = new Set(['ratelimited', 'rate_limited']);
-/** chat.update answers meaning the parent is gone or frozen: post a new one. */
+/**
+ * chat.update answers meaning the parent is gone, frozen or out of reach (the channel's Slack
+ * conversation changed since it was posted, and the bot left or archived the old one): post a
+ * new one where the channel now points. A post that fails there too fails as any post does.
+ */
 const PARENT_GONE_ERRORS = new Set([
   'message_not_found',
   'cant_update_message',
   'edit_window_closed',
+  'channel_not_found',
+  'not_in_channel',
+  'is_archived',
 ]);
 
 type SlackMethod = 'chat.postMessage' | 'chat.update';
