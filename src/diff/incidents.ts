@@ -23,6 +23,12 @@ export interface IncidentsDiffInput {
    * read of that service): absence from the bulk list alone may be evidence loss.
    */
   resolvable: (feedId: string, incidentId: string) => boolean;
+  /**
+   * Services whose stored entry could not be read (say, written by a newer release): seen again
+   * silently, as on a first cycle, and their sequence starts at `now`, above any the lost entry
+   * reached, so no transition id of theirs repeats one already routed.
+   */
+  rebaseline?: ReadonlySet<string>;
   now: number;
 }
 
@@ -238,12 +244,17 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     if (byFeed.has(feedId) || !hasOwnKey(entry.open)) continue;
     if (!stays(feedId, entry)) feeds.push(feedId);
   }
+  // An unreadable entry with nothing listed is written again (empty), so it is read next time.
+  for (const feedId of input.rebaseline ?? [])
+    if (!byFeed.has(feedId) && !previous.has(feedId)) feeds.push(feedId);
   feeds.sort();
 
   for (const feedId of feeds) {
     const prev = previous.get(feedId);
     const prevOpen = prev?.open ?? {};
-    let seq = prev?.seq ?? 0;
+    const unreadable = prev === undefined && input.rebaseline?.has(feedId) === true;
+    const announce = baselined && !unreadable;
+    let seq = prev?.seq ?? (unreadable ? input.now : 0);
     const open = new Map<string, IncidentEntryItem>();
     const closed = new Map<string, ClosedIncidentItem>(
       Object.entries(prev?.closed ?? {}).filter(([, c]) => input.now - c.at < CLOSED_RETENTION_MS),
@@ -299,7 +310,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
       }
       const item = itemOf(incident);
       open.set(incident.id, item);
-      if (!baselined) continue;
+      if (!announce) continue;
       const wasClosed = before === null ? closed.get(incident.id) : undefined;
       if (wasClosed !== undefined) {
         // Back after statuswatch resolved it: the same incident again, on its own thread.

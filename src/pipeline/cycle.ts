@@ -414,6 +414,7 @@ export class Pipeline {
       baselined: prev.baselined,
       announceNew: prev.variant === '' || prev.variant === list.variant,
       resolvable,
+      rebaseline: prev.corruptFeeds,
       now,
     });
     if (unidentified > 0) {

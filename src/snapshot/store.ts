@@ -26,6 +26,8 @@ export interface Snapshot<E> {
   entries: ReadonlyMap<string, E>;
   /** Stored entries that did not decode on the last full read (left out: first sights again). */
   corrupt: number;
+  /** The feeds of those entries (until a commit writes them again). */
+  corruptFeeds: ReadonlySet<string>;
 }
 
 export interface CommitInput<E> {
@@ -117,7 +119,6 @@ export class SnapshotStore<E> {
     if (reply.length === 1 && this.cache !== null && this.cache.version === version)
       return this.cache;
     const baselined = reply[1] === '1';
-    let corrupt = 0;
     let upstream: UpstreamEntry | undefined;
     if (reply[2] !== undefined && reply[2] !== '') {
       // An unreadable health is a fresh one (no failures counted), never a crash.
@@ -126,17 +127,19 @@ export class SnapshotStore<E> {
     }
     const variant = reply[3] ?? '';
     const entries = new Map<string, E>();
+    const corruptFeeds = new Set<string>();
     for (let i = 4; i + 1 < reply.length; i += 2) {
       const field = reply[i];
       const value = reply[i + 1];
       if (field === undefined || value === undefined) continue;
       const entry = decode(this.shape, value);
       // A corrupt entry is a first sight again (silent baseline), never a crash.
-      if (entry === undefined) corrupt += 1;
+      if (entry === undefined) corruptFeeds.add(field);
       else entries.set(field, entry);
     }
+    const corrupt = corruptFeeds.size;
     countCorrupt(this.shape.kind, corrupt);
-    this.cache = { version, baselined, upstream, variant, entries, corrupt };
+    this.cache = { version, baselined, upstream, variant, entries, corrupt, corruptFeeds };
     return this.cache;
   }
 
@@ -202,13 +205,19 @@ export class SnapshotStore<E> {
     if (this.cache !== null && this.cache.version === input.expectedVersion) {
       const entries = this.cache.entries as Map<string, E>;
       for (const [feedId, entry] of input.changed) entries.set(feedId, entry);
+      let { corrupt, corruptFeeds } = this.cache;
+      if (corruptFeeds.size > 0) {
+        corruptFeeds = new Set([...corruptFeeds].filter((f) => !input.changed.has(f)));
+        corrupt = corruptFeeds.size;
+      }
       this.cache = {
         version,
         baselined: this.cache.baselined || input.baselined,
         upstream: input.upstream ?? this.cache.upstream,
         variant: input.variant ?? this.cache.variant,
         entries,
-        corrupt: this.cache.corrupt,
+        corrupt,
+        corruptFeeds,
       };
     } else {
       this.cache = null;
