@@ -43,6 +43,9 @@ export class BudgetError extends StatuswatchError {
 /** How long /readyz waits for Redis to answer a PING. */
 const READINESS_TIMEOUT_MS = 1_000;
 
+/** How long a stop waits for the tombstones of a reload just before to be stored. */
+const STOP_TOMBSTONES_MS = 5_000;
+
 export interface AppDeps {
   log: Logger;
   now?: () => number;
@@ -104,6 +107,8 @@ export class App extends EventEmitter<AppEvents> {
   private channels: ChannelRegistry;
   private ops: OpsServer | null = null;
   private running = false;
+  /** Tombstones of config-file subscriptions a reload removed, being stored (never rejects). */
+  private burying: Promise<void> = Promise.resolve();
   port: number | null = null;
 
   constructor(
@@ -439,14 +444,20 @@ export class App extends EventEmitter<AppEvents> {
     const restartNeeded = (['upstream', 'redis', 'poll', 'server', 'rules'] as const).filter(
       (section) => JSON.stringify(next[section]) !== JSON.stringify(this.config[section]),
     );
+    const kept = new Set(next.subscriptions.map((s) => s.name));
+    const gone = this.config.subscriptions.map((s) => s.name).filter((name) => !kept.has(name));
     this.config = {
       ...this.config,
       channels: next.channels,
       subscriptions: next.subscriptions,
       rules: this.config.rules,
     };
-    // Merged again with the API's channels and subscriptions (swaps the channel registry).
-    this.api.runtime.configChanged();
+    // Merged again with the API's channels and subscriptions (swaps the channel registry). A
+    // subscription gone from the file is owed the closings of what it was told, as one deleted
+    // through the API: here at once, on every replica and after a restart once its tombstone is
+    // stored.
+    const until = (this.deps.now ?? Date.now)() + this.api.store.tombstoneMs;
+    const removed = this.api.runtime.configChanged(gone, until);
     this.metrics.configReloads.inc({ outcome: 'ok' });
     log.info(
       {
@@ -456,6 +467,32 @@ export class App extends EventEmitter<AppEvents> {
       },
       'channels and subscriptions reloaded',
     );
+    if (removed.length > 0) {
+      const owedUntil = new Date(until).toISOString();
+      log.info(
+        {
+          event: 'config:subscriptions_removed',
+          subscriptions: removed,
+          closingsOwedUntil: owedUntil,
+        },
+        `subscriptions removed from the config file: ${removed.join(', ')}; they still get the closings of what they were told until ${owedUntil}`,
+      );
+      this.burying = this.burying
+        .then(() => this.api.store.buryConfigSubscriptions(removed, until))
+        .then(
+          () => undefined,
+          (err: unknown) => {
+            log.warn(
+              {
+                event: 'config:tombstones_failed',
+                subscriptions: removed,
+                err: toError(err).message,
+              },
+              'could not store the tombstones of removed subscriptions: only this replica, until it restarts, sends them their owed closings',
+            );
+          },
+        );
+    }
     if (restartNeeded.length > 0) {
       log.warn(
         { event: 'config:restart_needed', sections: restartNeeded },
@@ -464,12 +501,28 @@ export class App extends EventEmitter<AppEvents> {
     }
   }
 
+  /** Resolves once the tombstones of the reloads so far are stored (or failed), or after `ms`. */
+  private tombstonesStored(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      timer.unref();
+      void this.burying.then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   /** Drains: stop taking jobs, let in-flight ones finish (BullMQ hands back the rest), close everything. */
   async stop(): Promise<void> {
     const { log } = this.deps;
     this.running = false;
     log.info({ event: 'app:stopping' }, 'draining');
-    await Promise.allSettled([this.poller.stop(), this.stages.stopWorkers()]);
+    await Promise.allSettled([
+      this.poller.stop(),
+      this.stages.stopWorkers(),
+      this.tombstonesStored(STOP_TOMBSTONES_MS),
+    ]);
     await Promise.allSettled([this.stages.closeQueues(), this.ops?.stop(), this.api.stop()]);
     await this.channels.close();
     await this.client.close();

@@ -8,7 +8,9 @@
  *   delivery workers know a new channel before a delivery to it can exist.
  * The config file wins a name clash (the stored object is skipped, with a warning). Deleted
  * subscriptions are tombstones for 7 days: `owedClosings()` names them, and the router sends
- * them the closings of the openings they were told, nothing else.
+ * them the closings of the openings they were told, nothing else. So are the config file's
+ * subscriptions a reload removed (`configChanged`): owed here at once, and everywhere once their
+ * tombstones are stored (`ApiStore.buryConfigSubscriptions`).
  */
 import type { Logger } from 'pino';
 import type { RedisClient } from '../redis.js';
@@ -51,6 +53,11 @@ export class ApiRuntime {
   private snap: Snapshot = EMPTY;
   private merged: SubscriptionConfig[] = [];
   private owed: ReadonlySet<string> = new Set();
+  /**
+   * Config-file subscriptions a reload removed → until when they are owed closings, until their
+   * stored tombstones are read (or if they could not be stored).
+   */
+  private readonly removed = new Map<string, number>();
   private channelsText = '';
   private refreshing: Promise<void> | null = null;
   private again = false;
@@ -123,9 +130,18 @@ export class ApiRuntime {
     return this.again;
   }
 
-  /** The config file changed (a reload): merge again with what is stored. */
-  configChanged(): void {
+  /**
+   * The config file changed (a reload): merge again with what is stored. `removed` names the
+   * subscriptions the file no longer has: those not live again through the API are owed their
+   * closings until `until`, at once (their tombstones are still to be stored), and returned.
+   */
+  configChanged(removed: readonly string[] = [], until = 0): string[] {
     this.rebuild();
+    const live = new Set(this.merged.map((s) => s.name));
+    const owed = removed.filter((name) => !live.has(name));
+    for (const name of owed) this.removed.set(name, Math.max(until, this.removed.get(name) ?? 0));
+    if (owed.length > 0) this.owed = this.owedNow();
+    return owed;
   }
 
   /** Every live subscription: the config file's, then the stored ones by name. */
@@ -150,6 +166,20 @@ export class ApiRuntime {
     if (this.warned.has(key)) return;
     this.warned.add(key);
     this.o.log.warn(fields, message);
+  }
+
+  /** Stored tombstones in force, and removed config-file subscriptions not yet among them. */
+  private owedNow(): Set<string> {
+    const now = this.now();
+    const owed = new Set<string>();
+    for (const t of this.snap.subscriptionTombstones.values()) if (t.until > now) owed.add(t.name);
+    for (const [name, until] of this.removed) {
+      const stored = this.snap.subscriptionTombstones.get(name);
+      if (until <= now || (stored !== undefined && stored.until >= until))
+        this.removed.delete(name);
+      else owed.add(name);
+    }
+    return owed;
   }
 
   private rebuild(): void {
@@ -180,11 +210,7 @@ export class ApiRuntime {
       merged.push(parsed.data);
     }
     this.merged = merged;
-    this.owed = new Set(
-      [...this.snap.subscriptionTombstones.values()]
-        .filter((t) => t.until > now)
-        .map((t) => t.name),
-    );
+    this.owed = this.owedNow();
 
     const channels: Record<string, ChannelConfig> = { ...config.channels };
     const open = (c: Parameters<typeof openChannel>[0], kind: string): void => {

@@ -55,6 +55,12 @@ import type { Actor } from './tokens.js';
 /** How long a deleted subscription still gets the closings of what it was told. */
 export const TOMBSTONE_MS = 7 * 24 * 3_600_000;
 
+/**
+ * The `team` of the tombstone of a config-file subscription a reload removed: config-file objects
+ * belong to no team (never a valid team name), so such a tombstone reserves its name for nobody.
+ */
+export const CONFIG_FILE_TEAM = '';
+
 /** The config file's part: read-only through the API. */
 export interface ConfigView {
   channels: Readonly<Record<string, ChannelConfig>>;
@@ -186,7 +192,7 @@ export class ApiStore {
   readonly k: ReturnType<typeof apiKeys>;
   readonly audit: AuditLog;
   private readonly now: () => number;
-  private readonly tombstoneMs: number;
+  readonly tombstoneMs: number;
   private readonly mutex = new Mutex();
   private tx: RedisClient | null = null;
 
@@ -600,7 +606,12 @@ export class ApiStore {
       if (existing !== undefined && mode === 'create') throw nameTaken('subscription', req.name);
       const team = this.ownerOf(actor, req.team, existing?.team);
       const buried = snap.subscriptionTombstones.get(req.name);
-      if (buried !== undefined && buried.until > now && buried.team !== team) {
+      if (
+        buried !== undefined &&
+        buried.until > now &&
+        buried.team !== CONFIG_FILE_TEAM &&
+        buried.team !== team
+      ) {
         throw nameTaken('subscription', req.name);
       }
       // References: the config file's channels, or channels of the subscription's own team.
@@ -696,6 +707,40 @@ export class ApiStore {
           team: existing.team,
           diff: diffOf(existing.spec, undefined),
         }),
+      };
+    });
+  }
+
+  /**
+   * Subscriptions a reload removed from the config file become tombstones until `until`, as
+   * `deleteSubscription` makes them: every replica (and this one after a restart) still sends
+   * them the closings of the openings they were told. Skipped: a name the config file has again
+   * and one stored through the API (live again). A tombstone already there keeps its team and
+   * the later `until`. Not audited (no API actor). Returns the names written.
+   */
+  async buryConfigSubscriptions(names: readonly string[], until: number): Promise<string[]> {
+    return this.transact((snap, now) => {
+      const config = new Set(this.o.config().subscriptions.map((s) => s.name));
+      const tombstones = names
+        .filter((name) => !config.has(name) && !snap.subscriptions.has(name))
+        .map((name): SubscriptionTombstone => {
+          const buried = snap.subscriptionTombstones.get(name);
+          const kept = buried !== undefined && buried.until > now ? buried : undefined;
+          return {
+            name,
+            team: kept?.team ?? CONFIG_FILE_TEAM,
+            deletedAt: now,
+            until: Math.max(until, kept?.until ?? 0),
+          };
+        });
+      return {
+        apply: (m) => {
+          this.purge(m, snap, now);
+          for (const t of tombstones)
+            m.hset(this.k.subscriptionTombstones, t.name, encode(SUBSCRIPTION_TOMBSTONE, t));
+        },
+        result: tombstones.map((t) => t.name),
+        audit: null,
       };
     });
   }
