@@ -11,6 +11,10 @@
  *
  * The values are plain strings, not JSON: nothing to version. The scripts that move them are in
  * src/redis/scripts/ledger-*.lua.
+ *
+ * Beside it, `{prefix}:delivery-sending:<id>` (value `1`, short TTL renewed by its sender) says a
+ * send of the delivery is still running somewhere after its batch handed it to its retry job (a
+ * stalled send): that job waits while it is there, on every replica.
  */
 import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
@@ -62,6 +66,10 @@ export class DeliveryLedger {
 
   private key(id: string): string {
     return this.keys.key('delivery', id);
+  }
+
+  private sendingKey(id: string): string {
+    return this.keys.key('delivery-sending', id);
   }
 
   /** One round trip: what `owner` may do with each of `ids`. */
@@ -119,6 +127,34 @@ export class DeliveryLedger {
   async renewHandOff(id: string): Promise<boolean> {
     const took = await this.scripts.ledgerReclaim([this.key(id)], [String(this.retryTtlSeconds)]);
     return took === 1;
+  }
+
+  /**
+   * Marks sends of `ids` as running for `ttlMs` (again: renews the marks). One round trip; the
+   * marks lapse by themselves if their process dies.
+   */
+  async holdSending(ids: readonly string[], ttlMs: number): Promise<void> {
+    if (ids.length === 0) return;
+    const batch = this.redis.multi();
+    for (const id of ids) batch.set(this.sendingKey(id), '1', 'PX', ttlMs);
+    const replies = await batch.exec();
+    const failed = replies?.find(([err]) => err !== null);
+    if (failed !== undefined) throw failed[0] ?? new Error('holdSending failed');
+  }
+
+  /** The send of `id` has ended (and what it did is recorded). */
+  async releaseSending(id: string): Promise<void> {
+    await this.redis.del(this.sendingKey(id));
+  }
+
+  /**
+   * One delivery's entry and whether a send of it is running (`holdSending`), read together
+   * (one MGET): a sender that records its outcome before it releases its mark is never seen as
+   * neither running nor recorded.
+   */
+  async entryAndSending(id: string): Promise<{ entry: LedgerEntry; sending: boolean }> {
+    const [value, sending] = await this.redis.mget(this.key(id), this.sendingKey(id));
+    return { entry: parseEntry(value), sending: sending != null };
   }
 
   async entries(ids: readonly string[]): Promise<LedgerEntry[]> {

@@ -13,7 +13,8 @@
  * A receiver that hangs or dribbles holds nobody else up for longer than `stallMs`: a send still
  * running after that gives its limiter slot back, and its batch hands the delivery to a job of
  * its own (the send goes on; whichever way it ends is recorded then, and the job waits while it
- * runs). Its channel is then slow: at most SLOW_CHANNEL_SENDS sends to it at a time, until one
+ * runs, on every replica: the send's mark in Redis, `SENDING_MARK_MS`, holds it back). Its
+ * channel is then slow: at most SLOW_CHANNEL_SENDS sends to it at a time, until one
  * is answered within `stallMs`; its other deliveries wait in delayed jobs (no attempt used).
  */
 import { EventEmitter } from 'node:events';
@@ -37,6 +38,14 @@ export const DEFAULT_BATCH_CONCURRENCY = 2;
 export const DEFAULT_STALL_MS = 2000;
 /** Sends in flight at once to a slow channel (one whose sends stall or time out). */
 export const SLOW_CHANNEL_SENDS = 2;
+/**
+ * A stalled send handed over with its delivery marks it in Redis as still running (renewed every
+ * third of this while it runs, released once its outcome is recorded): the delivery's retry job
+ * waits while the mark is there, whichever replica takes it, so it never sends beside that send
+ * however long the channel's own timeout is. A process that dies mid-send holds the job back at
+ * most this long.
+ */
+export const SENDING_MARK_MS = 15_000;
 /**
  * How often a delivery job may be taken over from a process that died holding it before BullMQ
  * fails it for good (its default is once): a failed batch is pages not sent until someone
@@ -114,6 +123,9 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   /** Sends running, for the stall sweep (`watch`). */
   private readonly running = new Set<{ since: number; stall: () => void }>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Deliveries whose stalled send runs here and holds its mark (`SENDING_MARK_MS`), by count. */
+  private readonly sendingMarks = new Map<string, number>();
+  private markRenewer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     super();
@@ -303,6 +315,54 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     }
   }
 
+  /** Marks a send of `id` as running, for other replicas' retry jobs (`SENDING_MARK_MS`). */
+  private async markSending(id: string): Promise<void> {
+    await this.options.deliveries.ledger.holdSending([id], SENDING_MARK_MS);
+    this.sendingMarks.set(id, (this.sendingMarks.get(id) ?? 0) + 1);
+    if (this.markRenewer === null) {
+      this.markRenewer = setInterval(
+        () => {
+          this.renewSendingMarks();
+        },
+        Math.round(SENDING_MARK_MS / 3),
+      );
+      this.markRenewer.unref();
+    }
+  }
+
+  private renewSendingMarks(): void {
+    const ids = [...this.sendingMarks.keys()];
+    this.options.deliveries.ledger.holdSending(ids, SENDING_MARK_MS).catch((e: unknown) => {
+      this.options.log.warn(
+        { event: 'delivery:mark_failed', deliveries: ids.length, err: toError(e).message },
+        'could not renew the marks of stalled sends still running',
+      );
+    });
+  }
+
+  /**
+   * The send of `id` has ended and its outcome is recorded: its mark goes (the renewal and this
+   * share one connection, so no renewal sent after this brings it back). Never rejects.
+   */
+  private async unmarkSending(id: string): Promise<void> {
+    const count = (this.sendingMarks.get(id) ?? 1) - 1;
+    if (count > 0) {
+      this.sendingMarks.set(id, count);
+      return;
+    }
+    this.sendingMarks.delete(id);
+    if (this.sendingMarks.size === 0 && this.markRenewer !== null) {
+      clearInterval(this.markRenewer);
+      this.markRenewer = null;
+    }
+    await this.options.deliveries.ledger.releaseSending(id).catch((e: unknown) => {
+      this.options.log.warn(
+        { event: 'delivery:mark_failed', deliveryId: id, err: toError(e).message },
+        `could not clear the mark of delivery ${id}'s ended send: its retry job waits for it to lapse`,
+      );
+    });
+  }
+
   /** How long a deferred delivery waits before it looks at its channel again. */
   private deferMs(): number {
     return Math.round(this.stallMs * (1 + Math.random()));
@@ -311,7 +371,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   /**
    * A stalled send whose delivery its batch handed to a job of its own (`handed`; false: someone
    * else's by now): recorded when it ends — sent, or the first attempt's failure (the job makes
-   * the next one). The job waits while this runs.
+   * the next one) — and then its mark (`markSending`) goes. The job waits while this runs.
    */
   private detach(
     n: Notification,
@@ -334,6 +394,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
           `delivery ${n.id} was sent but could not be marked: it may be sent again`,
         );
       })
+      .then(() => this.unmarkSending(n.id))
       .finally(() => {
         if (this.detached.get(n.id) === done) this.detached.delete(n.id);
       });
@@ -446,7 +507,6 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         ? { kind: 'done', err: this.missingChannel(n) }
         : await this.send(n, channel);
     const channelType = channel?.type ?? 'unknown';
-    let err: DeliveryError | null;
     if (result.kind === 'deferred') {
       // Its channel is slow and busy: a job of its own waits, the batch goes on.
       if (await deliveries.addPacedJob(n, jobId, this.deferMs(), false))
@@ -455,22 +515,48 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
           `delivery ${n.id} deferred: its channel is slow`,
         );
       return;
-    } else if (result.kind === 'stalled') {
-      // The send goes on without the batch: a job of its own takes the delivery over.
-      let handed: boolean | null = null;
-      try {
-        handed = await deliveries.addRetryJob(n, jobId, this.deferMs());
-      } catch {
-        // Not handed over: the batch waits for the send after all.
-      }
-      if (handed !== null) {
-        this.detach(n, channelType, result.settled, handed);
-        return;
-      }
-      err = await result.settled;
-    } else {
-      err = result.err;
     }
+    if (result.kind === 'done') {
+      await this.recordFromBatch(n, jobId, channelType, result.err, null);
+      return;
+    }
+    // Stalled: the send goes on without the batch, and a job of its own takes the delivery over.
+    // The send's mark is set first, so that job waits while the send runs, on any replica.
+    let marked = false;
+    let handOffError: Error | null = null;
+    try {
+      await this.markSending(n.id);
+      marked = true;
+      const handed = await deliveries.addRetryJob(n, jobId, this.deferMs());
+      this.detach(n, channelType, result.settled, handed);
+      return;
+    } catch (e) {
+      // Not handed over (Redis refused): the batch waits for the send after all. The hand-off
+      // may be left half done (the ledger says handed, no job: its undo failed too).
+      if (marked) handOffError = toError(e);
+    }
+    try {
+      await this.recordFromBatch(n, jobId, channelType, await result.settled, handOffError);
+    } finally {
+      if (marked) await this.unmarkSending(n.id);
+    }
+  }
+
+  /**
+   * Attempt 1's outcome, in its batch: marked sent, or handed to a job of its own (retries, or
+   * straight to the dead letters). `handOffError`: an earlier hand-off of this delivery failed
+   * and may have left it handed off without a job. A failure that then finds it someone else's
+   * fails the batch (rejects) rather than leave it nowhere: the batch's re-run adds the missing
+   * job (`repairRetryJob`), and what it already sent stays sent.
+   */
+  private async recordFromBatch(
+    n: Notification,
+    jobId: string,
+    channelType: string,
+    err: DeliveryError | null,
+    handOffError: Error | null,
+  ): Promise<void> {
+    const { deliveries } = this.options;
     if (err === null) {
       await deliveries.ledger.markSent(n.id);
       this.report(n, channelType, 'sent', 1, null);
@@ -480,12 +566,21 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     const handed = dead
       ? await deliveries.addRetryJob(n, jobId, 0, err.message)
       : await deliveries.addRetryJob(n, jobId, this.backoff(1, err));
-    if (handed) this.report(n, channelType, dead ? 'dead' : 'retry', 1, err);
-    else
+    if (handed) {
+      this.report(n, channelType, dead ? 'dead' : 'retry', 1, err);
+      return;
+    }
+    if (handOffError !== null) {
       this.options.log.warn(
-        { event: 'delivery:duplicate', deliveryId: n.id },
-        `delivery ${n.id} failed here but is someone else's by now: left to them`,
+        { event: 'delivery:hand_off_failed', deliveryId: n.id, err: handOffError.message },
+        `delivery ${n.id} failed and its hand-off to a retry job had failed: its batch is retried`,
       );
+      throw handOffError;
+    }
+    this.options.log.warn(
+      { event: 'delivery:duplicate', deliveryId: n.id },
+      `delivery ${n.id} failed here but is someone else's by now: left to them`,
+    );
   }
 
   /** A delivery's own job: attempts after the first, or the record of a dead letter. */
@@ -500,7 +595,13 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       await job.moveToDelayed(Date.now() + this.deferMs(), token);
       throw new DelayedError();
     }
-    if ((await ledger.entry(n.id)).state === 'sent') return; // a re-run batch got there first
+    const { entry, sending } = await ledger.entryAndSending(n.id);
+    if (sending) {
+      // Its batch's stalled send still runs, in another process: wait for it the same way.
+      await job.moveToDelayed(Date.now() + this.deferMs(), token);
+      throw new DelayedError();
+    }
+    if (entry.state === 'sent') return; // sent by its batch's stalled send, or a re-run batch
     const attempt = data.priorAttempts + job.attemptsMade + 1;
     const channel = this.options.channels().get(n.channel);
     if (channel?.pacing != null) {
@@ -544,5 +645,9 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.workers = [];
     await Promise.all(workers.map((w) => w.close()));
     await Promise.allSettled([...this.detached.values()]);
+    if (this.markRenewer !== null) {
+      clearInterval(this.markRenewer);
+      this.markRenewer = null;
+    }
   }
 }
