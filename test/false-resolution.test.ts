@@ -191,6 +191,26 @@ describe('a response that does not say which variant it is resolves nothing', ()
     ]);
   });
 
+  it('a switch to Variant B while no incident is open: the empty Variant B lists are Variant B (the status rows say so), and the first incident is announced', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    expect(await h.poll('status', 'incidents')).toEqual([]);
+    h.sim.setVariant('B');
+    // Empty Variant B lists (the simulator's shows other services' incidents), the status rows
+    // of Variant B before or after the first of them.
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: BARE_EMPTY, count: 2 });
+    expect(await h.poll('incidents', 'status')).toEqual([]);
+    expect(await h.poll('status', 'incidents')).toEqual([]);
+    expect(h.sim.stats.byPath[INCIDENTS]).toBe(4);
+    // (The incidents of other services the emptied lists left out now show as new, as they would
+    // be had they opened now.)
+    const ofFeed = (ts: Transition[]): string[] => kindsOf(ts.filter((t) => t.feedId === FEED));
+    h.sim.openIncident(FEED, { id: 'okta-7', title: 'Dashboard errors' });
+    expect(ofFeed(await h.poll('status', 'incidents'))).toEqual([`incident.opened ${FEED}`]);
+    h.sim.resolveIncident(FEED, 'okta-7');
+    expect(ofFeed(await h.poll('status', 'incidents'))).toEqual([`incident.resolved ${FEED}`]);
+  });
+
   it('a confirming read that answers an empty list without Variant A meta confirms nothing', async () => {
     h = await pipelineHarness();
     await h.poll('status', 'incidents');

@@ -140,32 +140,40 @@ interface PollSpec<E> {
  * endpoint's health. A 429 is rethrown for the scheduler to pause on. Adding a poll kind is one
  * entry in `kinds` (and one in POLL_KINDS).
  */
+/** True when the list itself tells the variants apart: a row, or Variant A's meta. */
+function tellsVariant(list: IncidentList): boolean {
+  return list.incidents.length > 0 || list.sourceKind !== null || list.verificationState !== null;
+}
+
 /**
- * The list as read, with its variant judged against the last committed one: an empty list
- * without Variant A's meta has nothing that tells the variants apart (Variant A returns an
- * empty list when verified evidence is unavailable, and its meta is not promised), so it keeps
- * the variant of the last cycle. Read as Variant B it would be a complete list of no incidents
- * after a Variant A one: every open incident falsely resolved, then announced again.
+ * The variant of an incidents list that does not tell it (see `tellsVariant`): Variant A
+ * returns an empty list when verified evidence is unavailable, and its meta is not promised, so
+ * an empty list without that meta may be either. Read as Variant B after Variant A it would be a
+ * complete list of no incidents: every open incident falsely resolved, then announced again. It
+ * is taken to be the variant of the status poll's last committed rows (Variant A status rows
+ * always carry its fields), else the incidents' own last one, else as read.
  */
-function variantOf(list: IncidentList, previous: string): IncidentList {
-  const telling =
-    list.incidents.length > 0 || list.sourceKind !== null || list.verificationState !== null;
-  if (telling || (previous !== 'A' && previous !== 'B') || previous === list.variant) return list;
-  return { ...list, variant: previous };
+function variantOf(list: IncidentList, statusVariant: string, previous: string): IncidentList {
+  for (const known of [statusVariant, previous])
+    if (known === 'A' || known === 'B')
+      return known === list.variant ? list : { ...list, variant: known };
+  return list;
 }
 
 export class Pipeline {
   readonly catalog: CatalogStore;
   private readonly kinds: { readonly [K in PollKind]: () => Promise<CycleReport> };
   private readonly now: () => number;
+  private readonly statusStore: SnapshotStore<StatusEntry>;
 
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
     this.catalog = new CatalogStore(deps.redis, deps.keys);
     const store = <E>(kind: PollKind): SnapshotStore<E> =>
       new SnapshotStore<E>(deps.redis, deps.keys, kind);
+    this.statusStore = store('status');
     const status: PollSpec<StatusEntry> = {
-      store: store('status'),
+      store: this.statusStore,
       fetch: (prev, now) => this.fetchStatus(prev, now),
     };
     const incidents: PollSpec<IncidentsEntry> = {
@@ -387,7 +395,9 @@ export class Pipeline {
   ): Promise<Fetched<IncidentsEntry>> {
     const res = await this.deps.client.incidents();
     this.deps.vocabulary?.record(res.words);
-    const list = variantOf(res.data, prev.variant);
+    const list = tellsVariant(res.data)
+      ? res.data
+      : variantOf(res.data, await this.statusStore.storedVariant(), prev.variant);
     const { identified, unidentified } = await this.identify(list.incidents);
     // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
     // may be the very incident that seems to have gone, so no absence counts this cycle. Nor

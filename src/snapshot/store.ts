@@ -143,6 +143,11 @@ export class SnapshotStore<E> {
     return this.cache;
   }
 
+  /** The response variant of the last committed cycle ('' when unknown), straight from Redis. */
+  async storedVariant(): Promise<string> {
+    return (await this.redis.hget(this.metaKey, 't')) ?? '';
+  }
+
   /** Entries of a few feeds, straight from Redis (one HMGET). */
   async get(feedIds: readonly string[]): Promise<Map<string, E>> {
     const out = new Map<string, E>();
