@@ -3,6 +3,7 @@ import { mulberry32 } from '../src/sim/prng.js';
 import type { Pipeline, PollKind } from '../src/pipeline/cycle.js';
 import type { Transition } from '../src/diff/transition.js';
 import type { Evidence } from '../src/sim/index.js';
+import { CatalogStore } from '../src/pipeline/catalog.js';
 import { kindsOf, pipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 let h: PipelineHarness | undefined;
@@ -165,6 +166,36 @@ describe('Variant B keeps its rule: gone from a complete active list', () => {
     expect(kindsOf(await h.poll('status', 'incidents'))).toEqual([`incident.resolved ${FEED}`]);
     // No confirming reads in Variant B.
     expect(h.sim.stats.byPath[CONFIRM]).toBeUndefined();
+  });
+});
+
+describe('Variant B: a service name several catalog services share', () => {
+  it('gives its incidents to none of them and keeps them open, while other incidents resolve as before', async () => {
+    h = await pipelineHarness({ variant: 'B' });
+    const harness = h;
+    await harness.poll('incidents', 'status');
+    const other = harness.sim.feedIds().find((f) => f !== FEED) as string;
+    harness.sim.openIncident(FEED, { id: 'okta-s', title: 'Sign-in errors' });
+    harness.sim.openIncident(other, { id: 'other-s', title: 'API errors' });
+    expect(kindsOf(await harness.poll('incidents', 'status')).sort()).toEqual(
+      [`incident.opened ${FEED}`, `incident.opened ${other}`].sort(),
+    );
+
+    // The catalog now has a second service named as okta is (stored as a catalog refresh does).
+    const catalog = new CatalogStore(harness.tr.redis, harness.tr.keys);
+    const name = (await catalog.refs([FEED])).get(FEED)?.name as string;
+    await harness.tr.redis.hset(
+      harness.tr.keys.key('catalog', 'names'),
+      name,
+      `\u001f${FEED}\u001fokta-eu`,
+    );
+    expect(await catalog.feedIdsByName([name])).toEqual(new Map([[name, [FEED, 'okta-eu']]]));
+    expect(await harness.poll('incidents', 'status')).toEqual([]);
+    harness.sim.resolveIncident(other, 'other-s');
+    expect(kindsOf(await harness.poll('incidents', 'status'))).toEqual([
+      `incident.resolved ${other}`,
+    ]);
+    expect(await harness.poll('incidents', 'status')).toEqual([]);
   });
 });
 

@@ -43,18 +43,20 @@ async function checked(
  * Replaced atomically; read with one HMGET per cycle, only for the feeds that changed.
  */
 /**
- * Stored for a name that several services share: Variant B names an incident's service only, so
- * such a name identifies none of them (its incidents are unidentified, never given to one).
+ * A name that several services share is stored as this mark and their feedIds, each after
+ * one: Variant B names an incident's service only, so such a name identifies none of them (no
+ * feedId, a path segment, holds the control character).
  */
-const SHARED_NAME = '';
+const SHARED = '\u001f';
 
-/** The names more than one service has. */
-function sharedNames(services: readonly ServiceInfo[]): Set<string> {
-  const seen = new Set<string>();
-  const shared = new Set<string>();
+/** The feedIds of each name more than one service has. */
+function sharedNames(services: readonly ServiceInfo[]): Map<string, string[]> {
+  const first = new Map<string, string>();
+  const shared = new Map<string, string[]>();
   for (const s of services) {
-    if (seen.has(s.name)) shared.add(s.name);
-    else seen.add(s.name);
+    const one = first.get(s.name);
+    if (one === undefined) first.set(s.name, s.feedId);
+    else shared.set(s.name, [...(shared.get(s.name) ?? [one]), s.feedId]);
   }
   return shared;
 }
@@ -109,7 +111,8 @@ export class CatalogStore {
             officialStatusUrl: s.officialStatusUrl,
           };
           byId.set(s.feedId, encode(STORED_SERVICE, stored));
-          byName.set(s.name, shared.has(s.name) ? SHARED_NAME : s.feedId);
+          const sharers = shared.get(s.name);
+          byName.set(s.name, sharers === undefined ? s.feedId : SHARED + sharers.join(SHARED));
         }
         await checked(
           this.redis
@@ -158,13 +161,15 @@ export class CatalogStore {
     return out;
   }
 
-  async feedIdsByName(names: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
+  /** The feedId of each known name; a name several services share maps to all of theirs. */
+  async feedIdsByName(names: readonly string[]): Promise<Map<string, string | string[]>> {
+    const out = new Map<string, string | string[]>();
     if (names.length === 0) return out;
     const values = await this.redis.hmget(this.namesKey, ...names);
     names.forEach((name, i) => {
       const value = values[i];
-      if (value !== null && value !== undefined && value !== SHARED_NAME) out.set(name, value);
+      if (value === null || value === undefined) return;
+      out.set(name, value.startsWith(SHARED) ? value.slice(1).split(SHARED) : value);
     });
     return out;
   }

@@ -398,14 +398,16 @@ export class Pipeline {
     const list = tellsVariant(res.data)
       ? res.data
       : variantOf(res.data, await this.statusStore.storedVariant(), prev.variant);
-    const { identified, unidentified } = await this.identify(list.incidents);
+    const { identified, unidentified, sharedRows, shared } = await this.identify(list.incidents);
     // Absence resolves only in a complete list: a skipped (malformed) or unidentifiable row
     // may be the very incident that seems to have gone, so no absence counts this cycle. Nor
     // in the first list of another variant: what it leaves out (Variant A hides unverified
     // evidence, Variant B is a 5-minute cache) is a change of view, re-baselined silently.
     const switched = prev.variant !== '' && prev.variant !== list.variant;
-    const complete = res.skipped === 0 && unidentified === 0 && !switched;
-    let resolvable: (feedId: string, incidentId: string) => boolean = () => complete;
+    const complete = res.skipped === 0 && unidentified === sharedRows && !switched;
+    // An incident of a shared name may be any of its services': none of them resolves by absence.
+    let resolvable: (feedId: string, incidentId: string) => boolean = (feedId) =>
+      complete && !shared.has(feedId);
     let rateLimit = res.rateLimit;
     if (list.variant === 'A') {
       // Variant A also omits incidents on stale or unverified evidence, and the status
@@ -429,8 +431,15 @@ export class Pipeline {
     });
     if (unidentified > 0) {
       this.deps.log.warn(
-        { event: 'poll:unidentified', kind: 'incidents', count: unidentified },
-        'incidents for services not in the catalog were skipped',
+        {
+          event: 'poll:unidentified',
+          kind: 'incidents',
+          count: unidentified,
+          ...(sharedRows === 0 ? {} : { sharedName: sharedRows, services: [...shared] }),
+        },
+        sharedRows === 0
+          ? 'incidents for services not in the catalog were skipped'
+          : 'incidents for services not in the catalog, or named after a name several services share, were skipped',
       );
     }
     return {
@@ -443,12 +452,20 @@ export class Pipeline {
     };
   }
 
-  /** Incidents with their feedId: Variant B names the service only, resolved through the catalog. */
-  private async identify(
-    incidents: readonly Incident[],
-  ): Promise<{ identified: (Incident & { feedId: string })[]; unidentified: number }> {
+  /**
+   * Incidents with their feedId: Variant B names the service only, resolved through the catalog.
+   * An incident named after a service the catalog lacks is unidentified; one named after a name
+   * several services share is given to none, and those services are `shared`.
+   */
+  private async identify(incidents: readonly Incident[]): Promise<{
+    identified: (Incident & { feedId: string })[];
+    unidentified: number;
+    /** Of those, the rows of a shared name, and the services that share it. */
+    sharedRows: number;
+    shared: Set<string>;
+  }> {
     const unnamed = incidents.filter((i) => i.feedId === null).map((i) => i.serviceName);
-    let byName = new Map<string, string>();
+    let byName = new Map<string, string | string[]>();
     if (unnamed.length > 0) {
       try {
         await this.refreshCatalog();
@@ -463,6 +480,8 @@ export class Pipeline {
     }
     const identified: (Incident & { feedId: string })[] = [];
     let unidentified = 0;
+    let sharedRows = 0;
+    const shared = new Set<string>();
     for (const incident of incidents) {
       if (hasFeedId(incident)) {
         identified.push(incident);
@@ -470,9 +489,14 @@ export class Pipeline {
       }
       const feedId = byName.get(incident.serviceName);
       if (feedId === undefined) unidentified += 1;
-      else identified.push({ ...incident, feedId });
+      else if (typeof feedId === 'string') identified.push({ ...incident, feedId });
+      else {
+        unidentified += 1;
+        sharedRows += 1;
+        for (const f of feedId) shared.add(f);
+      }
     }
-    return { identified, unidentified };
+    return { identified, unidentified, sharedRows, shared };
   }
 
   private async fetchSla(prev: Snapshot<SlaEntry>, now: number): Promise<Fetched<SlaEntry>> {
