@@ -5,6 +5,7 @@ import {
   SilenceValidationError,
   type SilenceIssue,
 } from './model.js';
+import { newSilenceId } from './store.js';
 
 const NOW = 1_800_000_000_000;
 const HOUR = 3_600_000;
@@ -227,5 +228,13 @@ describe('parseStoredSilence', () => {
     ['missing fields', JSON.stringify({ id: 'x' })],
   ])('returns undefined for %s', (_name, text) => {
     expect(parseStoredSilence(text)).toBeUndefined();
+  });
+});
+
+describe('newSilenceId', () => {
+  it('gives 16 URL-safe characters that never start with "-" (an option to the CLI)', () => {
+    const ids = Array.from({ length: 5_000 }, () => newSilenceId());
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_][A-Za-z0-9_-]{15}$/);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });

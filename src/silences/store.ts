@@ -20,9 +20,15 @@ export interface SilenceStoreOptions {
 
 const STATE_ORDER: Record<SilenceState, number> = { active: 0, pending: 1, expired: 2 };
 
-/** 16 URL-safe characters, 96 random bits. */
+/**
+ * 16 URL-safe characters, 96 random bits, never starting with `-`: the id is an argument of
+ * `statuswatch silence expire ID`, where a leading `-` reads as an option (1 id in 64 did).
+ */
 export function newSilenceId(): string {
-  return randomBytes(12).toString('base64url');
+  for (;;) {
+    const id = randomBytes(12).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
 }
 
 /**
