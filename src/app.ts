@@ -319,6 +319,7 @@ export class App extends EventEmitter<AppEvents> {
     const { log } = this.deps;
     await this.redis.ping();
     await this.api.start();
+    await this.oweClosingsOfVanished();
     // The router, the noise ticker, the delivery worker; then the poller that feeds them.
     await this.stages.start();
     await this.poller.start();
@@ -467,38 +468,62 @@ export class App extends EventEmitter<AppEvents> {
       },
       'channels and subscriptions reloaded',
     );
-    if (removed.length > 0) {
-      const owedUntil = new Date(until).toISOString();
-      log.info(
-        {
-          event: 'config:subscriptions_removed',
-          subscriptions: removed,
-          closingsOwedUntil: owedUntil,
-        },
-        `subscriptions removed from the config file: ${removed.join(', ')}; they still get the closings of what they were told until ${owedUntil}`,
-      );
-      this.burying = this.burying
-        .then(() => this.api.store.buryConfigSubscriptions(removed, until))
-        .then(
-          () => undefined,
-          (err: unknown) => {
-            log.warn(
-              {
-                event: 'config:tombstones_failed',
-                subscriptions: removed,
-                err: toError(err).message,
-              },
-              'could not store the tombstones of removed subscriptions: only this replica, until it restarts, sends them their owed closings',
-            );
-          },
-        );
-    }
+    this.oweClosings(removed, until);
     if (restartNeeded.length > 0) {
       log.warn(
         { event: 'config:restart_needed', sections: restartNeeded },
         `changes to ${restartNeeded.join(', ')} take effect after a restart`,
       );
     }
+  }
+
+  /**
+   * Subscriptions that were told openings and are no longer defined (by the config file or the
+   * API) nor owed their closings: a config file edited while every replica was down (a Helm
+   * upgrade restarts the pods with the new file, no reload sees the change). They become
+   * tombstones as a reload's removals do, for the same period from now.
+   */
+  private async oweClosingsOfVanished(): Promise<void> {
+    const told = await this.noiseStore.toldSubscriptions();
+    const live = new Set(this.api.runtime.subscriptions().map((s) => s.name));
+    const owed = this.api.runtime.owedClosings();
+    const vanished = [...told].filter((name) => !live.has(name) && !owed.has(name)).sort();
+    if (vanished.length === 0) return;
+    const until = (this.deps.now ?? Date.now)() + this.api.store.tombstoneMs;
+    this.oweClosings(this.api.runtime.configChanged(vanished, until), until);
+  }
+
+  /**
+   * Config-file subscriptions gone (`removed`, as `ApiRuntime.configChanged` returned them): logged,
+   * and stored as tombstones owed closings until `until` (every replica, and after restarts).
+   */
+  private oweClosings(removed: readonly string[], until: number): void {
+    const { log } = this.deps;
+    if (removed.length === 0) return;
+    const owedUntil = new Date(until).toISOString();
+    log.info(
+      {
+        event: 'config:subscriptions_removed',
+        subscriptions: removed,
+        closingsOwedUntil: owedUntil,
+      },
+      `subscriptions removed from the config file: ${removed.join(', ')}; they still get the closings of what they were told until ${owedUntil}`,
+    );
+    this.burying = this.burying
+      .then(() => this.api.store.buryConfigSubscriptions(removed, until))
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          log.warn(
+            {
+              event: 'config:tombstones_failed',
+              subscriptions: removed,
+              err: toError(err).message,
+            },
+            'could not store the tombstones of removed subscriptions: only this replica, until it restarts, sends them their owed closings',
+          );
+        },
+      );
   }
 
   /** Resolves once the tombstones of the reloads so far are stored (or failed), or after `ms`. */

@@ -201,4 +201,30 @@ describe('a subscription removed from the config file by a reload', () => {
     );
     expect(created.created).toBe(true);
   }, 120_000);
+
+  it('removed while the daemon was down (a Helm upgrade restarts it with the new file): found in the told ledger at start, owed its closings', async () => {
+    w = await world('restart-owed');
+    const hook = await receiver(SECRETS);
+    w.cleanups.push(() => hook.close());
+    const first = await startApp(configOf(w, hook, false));
+    w.clock.tick();
+    const inc = w.sim.openIncident('stripe', { title: 'Card payments failing', body: 'Looking' });
+    await arrived(hook, PAY, 'incident.opened');
+    await first.stop();
+    apps.splice(apps.indexOf(first), 1);
+
+    const { log, lines } = captureLog('info');
+    const second = await startApp(configOf(w, hook, true), log);
+    // Told an opening: owed. Never told anything (`quiet`): nothing to owe.
+    expect([...second.api.runtime.owedClosings()]).toEqual(['payments']);
+    const removed = lines.filter((l) => l.event === 'config:subscriptions_removed');
+    expect(removed.map((l) => l.subscriptions)).toEqual([['payments']]);
+    w.clock.tick();
+    w.sim.resolveIncident('stripe', inc, 'Fixed');
+    const [resolved] = await arrived(hook, PAY, 'incident.resolved');
+    expect(resolved?.verified).toBe(true);
+    await githubIncident(w, hook);
+    expect(got(hook, PAY)).toEqual(['incident.opened payments', 'incident.resolved payments']);
+    expect(got(hook, QUIET)).toEqual([]);
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import { scripts, type Scripts } from '../redis/scripts.js';
 import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../redis/stored.js';
 import { transitionSchema, type Transition } from '../diff/transition.js';
 import type { GateEffect, GateState } from './gate.js';
-import { ledgerField } from '../routing/route.js';
+import { ledgerField, parseLedgerField } from '../routing/route.js';
 
 /** What the ledger keeps for an opening the team was told about. */
 export interface ToldEntry {
@@ -224,6 +224,16 @@ export class NoiseStore {
     }
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err !== null) throw err;
+  }
+
+  /** The subscriptions the told ledger holds openings of (one HKEYS: open things only). */
+  async toldSubscriptions(): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const field of await this.redis.hkeys(this.k('told'))) {
+      const parsed = parseLedgerField(field);
+      if (parsed !== null) out.add(parsed.route.subscription);
+    }
+    return out;
   }
 
   async lookup(
