@@ -124,6 +124,33 @@ async function githubIncident(world: World, hook: Receiver): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
 }
 
+/**
+ * A world whose daemon (with every subscription) told `payments` of a stripe incident; returns
+ * the daemon, still running, and the incident's id.
+ */
+async function toldPayments(
+  name: string,
+): Promise<{ world: World; hook: Receiver; first: App; inc: string }> {
+  const made = await world(name);
+  w = made;
+  const hook = await receiver(SECRETS);
+  made.cleanups.push(() => hook.close());
+  const first = await startApp(configOf(made, hook, false));
+  made.clock.tick();
+  const inc = made.sim.openIncident('stripe', {
+    title: 'Card payments failing',
+    body: 'Looking',
+  });
+  await arrived(hook, PAY, 'incident.opened');
+  return { world: made, hook, first, inc };
+}
+
+/** Stops a daemon started by `startApp`. */
+async function stopApp(app: App): Promise<void> {
+  await app.stop();
+  apps.splice(apps.indexOf(app), 1);
+}
+
 describe('a subscription removed from the config file by a reload', () => {
   it('still gets the closing of an opening it was told, once; one told nothing gets nothing', async () => {
     w = await world('reload-owed');
@@ -161,20 +188,12 @@ describe('a subscription removed from the config file by a reload', () => {
   }, 120_000);
 
   it('is owed its closings through Redis: a restarted daemon without it sends the closing; its name stays free', async () => {
-    w = await world('reload-owed');
-    const hook = await receiver(SECRETS);
-    w.cleanups.push(() => hook.close());
-    const first = await startApp(configOf(w, hook, false));
-
-    w.clock.tick();
-    const inc = w.sim.openIncident('stripe', { title: 'Card payments failing', body: 'Looking' });
-    await arrived(hook, PAY, 'incident.opened');
+    const { world: w, hook, first, inc } = await toldPayments('reload-owed');
 
     // Removed by a reload, then the daemon stops; the one that follows never had it in its config.
     const before = Date.now();
     first.reload(configOf(w, hook, true));
-    await first.stop();
-    apps.splice(apps.indexOf(first), 1);
+    await stopApp(first);
     const second = await startApp(configOf(w, hook, true));
 
     w.clock.tick();
@@ -203,15 +222,8 @@ describe('a subscription removed from the config file by a reload', () => {
   }, 120_000);
 
   it('removed while the daemon was down (a Helm upgrade restarts it with the new file): found in the told ledger at start, owed its closings', async () => {
-    w = await world('restart-owed');
-    const hook = await receiver(SECRETS);
-    w.cleanups.push(() => hook.close());
-    const first = await startApp(configOf(w, hook, false));
-    w.clock.tick();
-    const inc = w.sim.openIncident('stripe', { title: 'Card payments failing', body: 'Looking' });
-    await arrived(hook, PAY, 'incident.opened');
-    await first.stop();
-    apps.splice(apps.indexOf(first), 1);
+    const { world: w, hook, first, inc } = await toldPayments('restart-owed');
+    await stopApp(first);
 
     const { log, lines } = captureLog('info');
     const second = await startApp(configOf(w, hook, true), log);
