@@ -64,17 +64,15 @@ function scrub(text: string, secrets: readonly string[]): string {
  * which copied about 8 KB per line in a burst of delivery lines.
  */
 function lineWriter(options: LogOptions): (line: string) => void {
-  const given = options.destination;
-  if (given !== undefined)
+  const text: DestinationStream | undefined =
+    options.destination ??
+    (options.pretty === true
+      ? pino.transport({ target: 'pino-pretty', options: { colorize: true } })
+      : undefined);
+  if (text !== undefined)
     return (line) => {
-      given.write(line);
+      text.write(line);
     };
-  if (options.pretty === true) {
-    const pretty = pino.transport({ target: 'pino-pretty', options: { colorize: true } });
-    return (line) => {
-      pretty.write(line);
-    };
-  }
   const stdout = pino.destination({ dest: 1, sync: false, contentMode: 'buffer' });
   const bytes = stdout as unknown as ByteSink;
   return (line) => {

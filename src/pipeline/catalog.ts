@@ -38,11 +38,6 @@ async function checked(
 }
 
 /**
- * The upstream catalog, cached in Redis: feedId → identity (to enrich transitions with names and
- * links) and display name → feedId (Variant B incidents name their service but carry no feedId).
- * Replaced atomically; read with one HMGET per cycle, only for the feeds that changed.
- */
-/**
  * A name that several services share is stored as this mark and their feedIds, each after
  * one: Variant B names an incident's service only, so such a name identifies none of them (no
  * feedId, a path segment, holds the control character).
@@ -61,6 +56,11 @@ function sharedNames(services: readonly ServiceInfo[]): Map<string, string[]> {
   return shared;
 }
 
+/**
+ * The upstream catalog, cached in Redis: feedId → identity (to enrich transitions with names and
+ * links) and display name → feedId (Variant B incidents name their service but carry no feedId).
+ * Replaced atomically; read with one HMGET per cycle, only for the feeds that changed.
+ */
 export class CatalogStore {
   private readonly servicesKey: string;
   private readonly namesKey: string;

@@ -133,13 +133,6 @@ interface PollSpec<E> {
   fetch(previous: Snapshot<E>, now: number): Promise<Fetched<E>>;
 }
 
-/**
- * One poll → snapshot → diff → hand-off cycle per kind. Order matters: transitions are enqueued
- * (idempotently, by id) *before* the snapshot commit, so a crash in between re-derives the same
- * ids next cycle: nothing lost, nothing doubled. A failed poll changes nothing but the
- * endpoint's health. A 429 is rethrown for the scheduler to pause on. Adding a poll kind is one
- * entry in `kinds` (and one in POLL_KINDS).
- */
 /** True when the list itself tells the variants apart: a row, or Variant A's meta. */
 function tellsVariant(list: IncidentList): boolean {
   return list.incidents.length > 0 || list.sourceKind !== null || list.verificationState !== null;
@@ -160,6 +153,13 @@ function variantOf(list: IncidentList, statusVariant: string, previous: string):
   return list;
 }
 
+/**
+ * One poll → snapshot → diff → hand-off cycle per kind. Order matters: transitions are enqueued
+ * (idempotently, by id) *before* the snapshot commit, so a crash in between re-derives the same
+ * ids next cycle: nothing lost, nothing doubled. A failed poll changes nothing but the
+ * endpoint's health. A 429 is rethrown for the scheduler to pause on. Adding a poll kind is one
+ * entry in `kinds` (and one in POLL_KINDS).
+ */
 export class Pipeline {
   readonly catalog: CatalogStore;
   private readonly kinds: { readonly [K in PollKind]: () => Promise<CycleReport> };
