@@ -135,6 +135,68 @@ describe('RowMemo with EnvelopeStreamParser', () => {
     expect(read(memo, body(ten)).seen.every((s) => s.startsWith('again:'))).toBe(true);
   });
 
+  it('rejects a body whose remembered row is followed by what JSON does not allow there', () => {
+    const rows = ['{"id":1,"t":"a}b"}', '{"id":2}'];
+    for (const text of [
+      '{"success":true,"data":[{"id":1,"t":"a}b"}}],"meta":{}}',
+      '{"success":true,"data":[{"id":1,"t":"a}b"} x,{"id":2}],"meta":{}}',
+      '{"success":true,"data":[{"id":1,"t":"a}b"}{"id":2}],"meta":{}}',
+      '{"success":true,"data":[{"id":1,"t":"a}b"},{"id":2}',
+    ]) {
+      expect(() => JSON.parse(text) as unknown, text).toThrow();
+      const memo = new RowMemo(1 << 20);
+      read(memo, body(rows));
+      expect(() => read(memo, text), text).toThrow(/not valid JSON/);
+    }
+  });
+
+  it('reads mutated bodies after a remembered one exactly as JSON.parse does, whatever the chunks', () => {
+    const rows = [
+      String.raw`{"id":1,"t":"a}b","u":[{"x":"\\"}]}`,
+      String.raw`{"id":2,"t":"c\\\"q"}`,
+      '{"id":3,"n":[1,{"k":"]"}]}',
+      '{"id":4}',
+    ];
+    const base = body(rows);
+    const alphabet = ['{', '}', '[', ']', ',', ':', '"', '\\', ' ', '1', 'x'];
+    let seed = 11;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let accepted = 0;
+    for (let i = 0; i < 2000; i++) {
+      const pos = rand(base.length);
+      const ch = alphabet[rand(alphabet.length)] ?? '';
+      const text =
+        rand(2) === 0
+          ? base.slice(0, pos) + ch + base.slice(pos)
+          : base.slice(0, pos) + base.slice(pos + 1);
+      let expected: { rows: unknown } | null;
+      try {
+        const value = JSON.parse(text) as { data?: unknown };
+        expected = Array.isArray(value.data) ? { rows: value.data } : null;
+        if (expected === null) continue;
+      } catch {
+        expected = null;
+      }
+      const memo = new RowMemo(1 << 20);
+      read(memo, base);
+      const pieces = 1 + rand(base.length);
+      if (expected === null) {
+        expect(() => read(memo, text, pieces), text).toThrow(/not valid JSON/);
+      } else {
+        accepted += 1;
+        const pass = read(memo, text, pieces);
+        expect(
+          pass.values.map((v) => (v as { value: unknown }).value),
+          text,
+        ).toEqual(expected.rows);
+      }
+    }
+    expect(accepted).toBeGreaterThan(100);
+  });
+
   it('is not used by a sink without `again`: every row is parsed', () => {
     const memo = new RowMemo(1 << 20);
     read(memo, body(ten));

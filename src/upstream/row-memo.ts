@@ -69,7 +69,21 @@ export class RowMemo {
     return undefined;
   }
 
-  /** Remembers a row `find` found, for the next response. */
+  /**
+   * The remembered row at the current position (the one after the last hit), or undefined; a
+   * caller that finds it in the response takes it with `takeExpected`, then `keepFound`.
+   */
+  expected(): RowMemoEntry | undefined {
+    return this.prev[this.at];
+  }
+
+  /** The row `expected` returned is in the response: the position moves past it. */
+  takeExpected(): void {
+    this.at += 1;
+    this.hitCount += 1;
+  }
+
+  /** Remembers a row `find` or `expected` found, for the next response. */
   keepFound(e: RowMemoEntry): void {
     this.count(e.bytes.length);
     if (this.remembering) this.next.push(e);
