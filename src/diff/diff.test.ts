@@ -6,7 +6,7 @@ import type {
   SlaRecord,
   StatusSnapshot,
 } from '../upstream/model.js';
-import { diffIncidents } from './incidents.js';
+import { diffIncidents, planIncidents, vanishedFeeds } from './incidents.js';
 import { diffScores } from './score.js';
 import { diffSla, slaEvent } from './sla.js';
 import type { IncidentsEntry, ScoreEntry, SlaEntry, StatusEntry } from './state.js';
@@ -620,5 +620,81 @@ describe('diffUpstream', () => {
       'upstream.recovered:null',
       'upstream.degraded:upstream_unauthorized',
     ]);
+  });
+});
+
+describe('planIncidents and vanishedFeeds', () => {
+  /** Random lists over a few services and ids, and the state each leaves, from a seed. */
+  function scenario(seed: number) {
+    let s = seed;
+    const rand = (n: number): number => {
+      s = (s * 1103515245 + 12345) % 2147483648;
+      return s % n;
+    };
+    const randomList = () => {
+      const rows: (Incident & { feedId: string })[] = [];
+      for (let k = rand(12); k > 0; k--) {
+        const feedId = `svc-${String(rand(5))}`;
+        rows.push(
+          incident(
+            feedId,
+            `i${String(rand(6))}`,
+            rand(4) === 0 ? 'resolved' : 'investigating',
+            1 + rand(3),
+          ),
+        );
+      }
+      return list('A', rows);
+    };
+    return { rand, randomList };
+  }
+
+  it('names exactly the services with a stored open incident the list left out, in stored order', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const { randomList } = scenario(seed);
+      let previous = new Map<string, IncidentsEntry>();
+      for (let step = 0; step < 4; step++) {
+        const l = randomList();
+        const input = { previous, list: l, baselined: step > 0, now: NOW };
+        const listed = new Set(l.incidents.map((i) => `${i.feedId}\u0000${i.id}`));
+        const expected = [...previous]
+          .filter(([feedId, e]) =>
+            Object.keys(e.open).some((id) => !listed.has(`${feedId}\u0000${id}`)),
+          )
+          .map(([feedId]) => feedId);
+        expect(
+          vanishedFeeds(planIncidents(input)),
+          `seed ${String(seed)} step ${String(step)}`,
+        ).toEqual(expected);
+        const r = diffIncidents({ ...input, resolvable: () => step % 2 === 0 });
+        previous = new Map([...previous, ...r.changed]);
+      }
+    }
+  });
+
+  it('gives the diff it plans the same result as no plan, and is not used for another list', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const { randomList } = scenario(seed);
+      let previous = new Map<string, IncidentsEntry>();
+      for (let step = 0; step < 4; step++) {
+        const l = randomList();
+        const other = randomList();
+        const input = {
+          previous,
+          list: l,
+          baselined: step > 0,
+          resolvable: (_feedId: string, id: string) => id !== 'i1',
+          now: NOW + step,
+        };
+        const plain = diffIncidents(input);
+        expect(diffIncidents({ ...input, plan: planIncidents(input) })).toEqual(plain);
+        const stale = planIncidents({ ...input, list: other });
+        expect(diffIncidents({ ...input, plan: stale }), `seed ${String(seed)}`).toEqual(plain);
+        expect(
+          diffIncidents({ ...input, plan: planIncidents({ ...input, now: NOW - 1 }) }),
+        ).toEqual(plain);
+        previous = new Map([...previous, ...plain.changed]);
+      }
+    }
   });
 });

@@ -30,6 +30,8 @@ export interface IncidentsDiffInput {
    */
   rebaseline?: ReadonlySet<string>;
   now: number;
+  /** `planIncidents` of this very input, when the caller built it already (else built here). */
+  plan?: IncidentsPlan;
 }
 
 /** Resolved incidents remembered per service, for reopenings. */
@@ -214,31 +216,42 @@ function unchanged(prev: IncidentsEntry, current: readonly Incident[], now: numb
   return true;
 }
 
-/**
- * incident.opened / incident.updated / incident.resolved. An update is a new update entry or a
- * status change of the incident. Resolution happens when the upstream says `resolved`, or when an
- * open incident is absent and `resolvable(feedId, id)` allows it. An incident id that comes back
- * after statuswatch resolved it is `incident.updated` with `reopened: true` (the same lifecycle:
- * one `incident.opened` per incident id, so a resolution can never page twice). Nothing here
- * reads a clock.
- */
-export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEntry> {
-  const { previous, list, baselined } = input;
-  const transitions: Transition[] = [];
-  const changed = new Map<string, IncidentsEntry>();
+type ListedIncident = Incident & { feedId: string };
 
-  const byFeed = new Map<string, (Incident & { feedId: string })[]>();
-  for (const incident of list.incidents) {
+/**
+ * A list's incidents by service, and the services a diff must look at: those whose listed
+ * incidents are not exactly their stored open ones, plus unreadable entries (sorted). Built once
+ * per list and shared by the diff and the search for vanished incidents (`vanishedFeeds`).
+ */
+export interface IncidentsPlan {
+  readonly byFeed: ReadonlyMap<string, ListedIncident[]>;
+  readonly feeds: readonly string[];
+  /** What it was built from: a diff given another list or state builds its own. */
+  readonly from: {
+    readonly previous: ReadonlyMap<string, IncidentsEntry>;
+    readonly incidents: readonly ListedIncident[];
+    readonly baselined: boolean;
+    readonly now: number;
+    readonly rebaseline: ReadonlySet<string> | undefined;
+  };
+}
+
+export function planIncidents(
+  input: Pick<IncidentsDiffInput, 'previous' | 'list' | 'baselined' | 'rebaseline' | 'now'>,
+): IncidentsPlan {
+  const { previous, baselined, now } = input;
+  const byFeed = new Map<string, ListedIncident[]>();
+  for (const incident of input.list.incidents) {
     const group = byFeed.get(incident.feedId);
     if (group === undefined) byFeed.set(incident.feedId, [incident]);
     else group.push(incident);
   }
-  // The services to diff, in order. Most services with open incidents show exactly what they
-  // showed last cycle: nothing to derive, nothing to write, and they are left out before the
-  // sort (this keeps a cycle with thousands of open incidents cheap).
+  // Most services with open incidents show exactly what they showed last cycle: nothing to
+  // derive, nothing to write, and they are left out before the sort (this keeps a cycle with
+  // thousands of open incidents cheap).
   const feeds: string[] = [];
   const stays = (feedId: string, prev: IncidentsEntry | undefined): boolean =>
-    prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], input.now);
+    prev !== undefined && baselined && unchanged(prev, byFeed.get(feedId) ?? [], now);
   for (const feedId of byFeed.keys()) if (!stays(feedId, previous.get(feedId))) feeds.push(feedId);
   for (const [feedId, entry] of previous) {
     if (byFeed.has(feedId) || !hasOwnKey(entry.open)) continue;
@@ -248,6 +261,68 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
   for (const feedId of input.rebaseline ?? [])
     if (!byFeed.has(feedId) && !previous.has(feedId)) feeds.push(feedId);
   feeds.sort();
+  return {
+    byFeed,
+    feeds,
+    from: {
+      previous,
+      incidents: input.list.incidents,
+      baselined,
+      now,
+      rebaseline: input.rebaseline,
+    },
+  };
+}
+
+/**
+ * The services with a stored open incident the planned list does not show, in the order of
+ * `previous`. Only the plan's services can have one: a service left out of it shows exactly its
+ * stored open incidents.
+ */
+export function vanishedFeeds(plan: IncidentsPlan): string[] {
+  const candidates = new Set(plan.feeds);
+  const out: string[] = [];
+  if (candidates.size === 0) return out;
+  for (const [feedId, entry] of plan.from.previous) {
+    if (!candidates.has(feedId)) continue;
+    const listed = plan.byFeed.get(feedId) ?? [];
+    for (const id in entry.open) {
+      if (!Object.hasOwn(entry.open, id)) continue;
+      if (listed.some((incident) => incident.id === id)) continue;
+      out.push(feedId);
+      break;
+    }
+  }
+  return out;
+}
+
+function planFor(input: IncidentsDiffInput): IncidentsPlan {
+  const plan = input.plan;
+  if (
+    plan !== undefined &&
+    plan.from.previous === input.previous &&
+    plan.from.incidents === input.list.incidents &&
+    plan.from.baselined === input.baselined &&
+    plan.from.now === input.now &&
+    plan.from.rebaseline === input.rebaseline
+  )
+    return plan;
+  return planIncidents(input);
+}
+
+/**
+ * incident.opened / incident.updated / incident.resolved. An update is a new update entry or a
+ * status change of the incident. Resolution happens when the upstream says `resolved`, or when an
+ * open incident is absent and `resolvable(feedId, id)` allows it. An incident id that comes back
+ * after statuswatch resolved it is `incident.updated` with `reopened: true` (the same lifecycle:
+ * one `incident.opened` per incident id, so a resolution can never page twice). Nothing here
+ * reads a clock.
+ */
+export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEntry> {
+  const { previous, baselined } = input;
+  const transitions: Transition[] = [];
+  const changed = new Map<string, IncidentsEntry>();
+  const { byFeed, feeds } = planFor(input);
 
   for (const feedId of feeds) {
     const prev = previous.get(feedId);

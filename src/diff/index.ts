@@ -2,7 +2,13 @@ export * from './transition.js';
 export * from './state.js';
 export * from './result.js';
 export { diffStatus, evidenceOf, type StatusDiffInput } from './status.js';
-export { diffIncidents, type IncidentsDiffInput } from './incidents.js';
+export {
+  diffIncidents,
+  planIncidents,
+  vanishedFeeds,
+  type IncidentsDiffInput,
+  type IncidentsPlan,
+} from './incidents.js';
 export { diffSla, slaClass, slaEvent, type SlaDiffInput } from './sla.js';
 export { diffScores, type ScoreDiffInput } from './score.js';
 export {

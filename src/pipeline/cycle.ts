@@ -5,6 +5,8 @@ import type { Keys, RedisClient } from '../redis.js';
 import { SnapshotStore, type Snapshot } from '../snapshot/store.js';
 import {
   diffIncidents,
+  planIncidents,
+  vanishedFeeds,
   diffScores,
   diffSla,
   diffStatus,
@@ -408,6 +410,14 @@ export class Pipeline {
     // An incident of a shared name may be any of its services': none of them resolves by absence.
     let resolvable: (feedId: string, incidentId: string) => boolean = (feedId) =>
       complete && !shared.has(feedId);
+    const listed = { ...list, incidents: identified };
+    const plan = planIncidents({
+      previous: prev.entries,
+      list: listed,
+      baselined: prev.baselined,
+      rebaseline: prev.corruptFeeds,
+      now,
+    });
     let rateLimit = res.rateLimit;
     if (list.variant === 'A') {
       // Variant A also omits incidents on stale or unverified evidence, and the status
@@ -415,19 +425,20 @@ export class Pipeline {
       // read of that one service, made after this list, shows gone on verified evidence.
       const confirmed =
         complete && list.verificationState === 'verified'
-          ? await this.confirmVanished(prev.entries, identified, now)
+          ? await this.confirmVanished(prev.entries, vanishedFeeds(plan), now)
           : { gone: new Map<string, ReadonlySet<string>>(), rateLimit: null };
       rateLimit = confirmed.rateLimit ?? rateLimit;
       resolvable = (feedId, incidentId) => confirmed.gone.get(feedId)?.has(incidentId) === true;
     }
     const diff = diffIncidents({
       previous: prev.entries,
-      list: { ...list, incidents: identified },
+      list: listed,
       baselined: prev.baselined,
       announceNew: prev.variant === '' || prev.variant === list.variant,
       resolvable,
       rebaseline: prev.corruptFeeds,
       now,
+      plan,
     });
     if (unidentified > 0) {
       this.deps.log.warn(
@@ -548,31 +559,15 @@ export class Pipeline {
    * one response says its evidence is official and verified and does not list them: the
    * absence and the evidence come from the same response, made after the bulk list. Anything
    * else (an error, unverified evidence, a malformed row) confirms nothing; the next cycle asks
-   * again. Returns the confirmed-gone incident ids per service and the last rate-limit headers.
+   * again. `waiting`: the services with a stored open incident the list left out
+   * (`vanishedFeeds`). Returns the confirmed-gone incident ids per service and the last
+   * rate-limit headers.
    */
   private async confirmVanished(
     previous: ReadonlyMap<string, IncidentsEntry>,
-    listed: readonly { feedId: string; id: string }[],
+    waiting: readonly string[],
     now: number,
   ): Promise<{ gone: Map<string, ReadonlySet<string>>; rateLimit: RateLimitInfo | null }> {
-    // Runs on every poll over every open incident: no key strings or key arrays built.
-    const listedIds = new Map<string, string | Set<string>>();
-    for (const { feedId, id } of listed) {
-      const ids = listedIds.get(feedId);
-      if (ids === undefined) listedIds.set(feedId, id);
-      else if (typeof ids === 'string') listedIds.set(feedId, new Set([ids, id]));
-      else ids.add(id);
-    }
-    const waiting: string[] = [];
-    for (const [feedId, entry] of previous) {
-      const ids = listedIds.get(feedId);
-      for (const id in entry.open) {
-        if (!Object.hasOwn(entry.open, id)) continue;
-        if (ids === id || (typeof ids === 'object' && ids.has(id))) continue;
-        waiting.push(feedId);
-        break;
-      }
-    }
     const gone = new Map<string, ReadonlySet<string>>();
     if (waiting.length === 0) return { gone, rateLimit: null };
     const limit = Math.max(1, this.deps.rules.confirmationsPerCycle ?? DEFAULT_CONFIRMATIONS);
