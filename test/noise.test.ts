@@ -165,6 +165,77 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('a closing that goes out through quiet hours takes what was held of its lifecycle out of the catch-up; a later reopening stays in', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['incident.opened', 'incident.resolved'],
+          },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    h.clock.now += 30 * 60_000; // 23:30: an update, held
+    await h.route(incident('incident.updated', 'stripe', h.clock.now));
+    h.clock.now += 60 * 60_000; // 00:30: the resolution breaks through
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(2);
+    h.clock.now += 30 * 60_000; // 01:00: the incident is back (a new lifecycle), held
+    const reopened: Transition = {
+      ...incident('incident.updated', 'stripe', h.clock.now),
+      id: 'treopenedstripe1',
+      current: { status: 'investigating', updateCount: 2, reopened: true },
+    };
+    await h.route(reopened);
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30); // Wed 07:00:30 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(3);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(kinds(h)).toEqual(['incident.opened', 'incident.resolved', 'catchup']);
+    const events = h.hooks()[2]?.data.events as { eventId: string }[];
+    expect(events.map((e) => e.eventId)).toEqual(['treopenedstripe1']);
+    expect(h.hook.received).toHaveLength(3);
+  });
+
+  it('an opening held in quiet hours whose resolution broke through is not caught up on afterwards', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['incident.resolved'],
+          },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now += 90 * 60_000; // 00:30
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30); // Wed 07:00:30 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    // The route's held list is gone: the next night starts a new one.
+    expect(await h.store.heldUntil()).toEqual(new Map());
+    expect(kinds(h)).toEqual(['incident.resolved']);
+    expect(h.hook.received).toHaveLength(1);
+  });
+
   it('a routing run that crashed before its commit is re-run on the clock of its first run: across the start of quiet hours, one opening and no catch-up', async () => {
     const TUE_2159_BERLIN = Date.UTC(2026, 10, 24, 20, 59, 59);
     h = await noiseHarness(

@@ -30,6 +30,12 @@ export type GateEffect =
   | { type: 'close'; told: string[]; suppressed: string[] }
   | { type: 'group'; route: string; transition: Transition }
   | { type: 'hold'; route: string; transition: Transition; until: number }
+  /**
+   * A closing delivered through the route's quiet hours (its kind is excepted): what the route
+   * holds of the same lifecycle from before it is stale, left out of the catch-up (`at`: the
+   * closing's observedAt).
+   */
+  | { type: 'closed-in-quiet'; route: string; key: string; at: number }
   | { type: 'history'; transition: Transition; subscriptions: string[] }
   | {
       type: 'dropped';
@@ -89,9 +95,12 @@ export function admitBatch(input: GateInput): GateResult {
           now,
         ) !== undefined;
       let quietUntil: number | null = null;
-      if (sub?.quietHours !== undefined && !isExcepted(sub.quietHours, t.kind)) {
+      let quiet = false;
+      if (sub?.quietHours !== undefined) {
         const q = quietState(sub.quietHours, now);
-        if (q.quiet) quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
+        quiet = q.quiet;
+        if (q.quiet && !isExcepted(sub.quietHours, t.kind))
+          quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
       }
       const d = decide({
         transition: t,
@@ -101,6 +110,15 @@ export function admitBatch(input: GateInput): GateResult {
         quietUntil,
         grouped: sub?.group !== undefined,
       });
+      // A closing that breaks through quiet hours ends its lifecycle before the catch-up: what
+      // was held of it would arrive after its own resolution (for PagerDuty, a trigger after the
+      // resolve opens a new incident).
+      if (
+        quiet &&
+        (d.route.action === 'send' || d.route.action === 'group') &&
+        roleOf(t) === 'closing'
+      )
+        effects.push({ type: 'closed-in-quiet', route: rk, key, at: t.observedAt });
       switch (d.route.action) {
         case 'send':
           notifications.push(eventNotification(t, r, now));

@@ -57,6 +57,11 @@ function decodeAll<T>(shape: StoredShape<T>, texts: readonly string[]): T[] {
 const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
 /** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
 export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/**
+ * How long a closing delivered through quiet hours is remembered for the route's catch-up: longer
+ * than any quiet period that ends (a weekly schedule quiet all week has no catch-up).
+ */
+const CLOSED_IN_QUIET_RETENTION_MS = 8 * 24 * 3600 * 1000;
 
 /**
  * Noise-control state in Redis, shared by replicas:
@@ -64,6 +69,8 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
  * - `noise:suppressed` (hash) route|key → transition id: openings a silence swallowed;
  * - `noise:group:<route>` (list) + `noise:group-since` (hash): transitions waiting for a group flush;
  * - `noise:held:<route>` (list) + `noise:held-until` (hash): transitions held during quiet hours;
+ * - `noise:closed-in-quiet:<route>` (hash) lifecycle key → observedAt of a closing delivered
+ *   through the route's quiet hours: what was held of that lifecycle before it is stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
  * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
  */
@@ -193,6 +200,12 @@ export class NoiseStore {
             ],
           );
           break;
+        case 'closed-in-quiet': {
+          const key = this.k('closed-in-quiet', e.route);
+          m.hset(key, e.key, String(e.at));
+          m.pexpire(key, CLOSED_IN_QUIET_RETENTION_MS);
+          break;
+        }
         case 'history':
           history.push(
             String(e.transition.observedAt),
@@ -312,6 +325,15 @@ export class NoiseStore {
       [],
     );
     return decodeAll(BUFFERED_TRANSITION, items);
+  }
+
+  /**
+   * Lifecycles whose closing went through the route's quiet hours (excepted from them), with
+   * the closing's observedAt: held transitions of theirs observed until then are stale.
+   */
+  async closedInQuiet(route: string): Promise<Map<string, number>> {
+    const all = await this.redis.hgetall(this.k('closed-in-quiet', route));
+    return new Map(Object.entries(all).map(([key, at]) => [key, Number(at)]));
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */

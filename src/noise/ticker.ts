@@ -13,6 +13,7 @@ import { deliveryId, eventNotification } from '../routing/match.js';
 import { parseRouteKey } from '../routing/route.js';
 import type { NoiseStore, ToldEntry } from './store.js';
 import { isExcepted, quietState } from './quiet.js';
+import { lifecycleKey, roleOf } from './policy.js';
 import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
 import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
@@ -197,13 +198,15 @@ export class NoiseTicker {
       const [subscription, channel] = splitRoute(route);
       const quiet = this.sub(subscription)?.quietHours;
       if (quiet !== undefined && quietState(quiet, now).quiet) continue;
-      const items = uniqueById(await this.o.store.claim('held', route));
+      const claimed = uniqueById(await this.o.store.claim('held', route));
+      const items = await this.fresh(route, claimed);
       for (const t of items) plan.caughtUp.add(caughtUpKey(subscription, channel, t.id));
       if (items.length > 0) {
         plan.out.push({
+          // Of what was claimed: a re-run after a crash gets the same id (no second catch-up).
           id: batchId(
             'catchup',
-            items.map((t) => t.id),
+            claimed.map((t) => t.id),
             subscription,
             channel,
           ),
@@ -218,6 +221,37 @@ export class NoiseTicker {
       }
       plan.drains.push(() => this.o.store.finish('held', route, now));
     }
+  }
+
+  /**
+   * What a catch-up still carries of the held transitions: not the openings and updates of a
+   * lifecycle whose closing went out through the quiet hours after them (an excepted kind). The
+   * team heard its end; an update after it would read as news, and for PagerDuty a trigger after
+   * the resolve opens a new incident that nothing resolves.
+   */
+  private async fresh(route: string, held: readonly Transition[]): Promise<Transition[]> {
+    if (held.length === 0) return [];
+    const closed = await this.o.store.closedInQuiet(route);
+    if (closed.size === 0) return [...held];
+    const stale = (t: Transition): boolean => {
+      const at = closed.get(lifecycleKey(t));
+      return at !== undefined && t.observedAt <= at && roleOf(t) !== 'closing';
+    };
+    const kept = held.filter((t) => !stale(t));
+    if (kept.length < held.length) {
+      const [subscription, channel] = splitRoute(route);
+      this.o.log.info(
+        {
+          event: 'quiet:stale_left_out',
+          subscription,
+          channel,
+          count: held.length - kept.length,
+          transitionIds: held.filter(stale).map((t) => t.id),
+        },
+        `${String(held.length - kept.length)} held notification(s) for ${subscription}/${channel} left out of the catch-up: their resolution went out during quiet hours`,
+      );
+    }
+    return kept;
   }
 
   /** Openings still open past their subscription's `repeat` get a reminder (not when silenced or quiet). */
