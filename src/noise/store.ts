@@ -159,6 +159,8 @@ export class NoiseStore {
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
     const suppressed = new Map<string, string | null>();
+    /** Per route: lifecycle key, observedAt pairs (one HSET and one PEXPIRE per route). */
+    const closedInQuiet = new Map<string, string[]>();
     for (const e of effects) {
       switch (e.type) {
         case 'tell': {
@@ -202,8 +204,9 @@ export class NoiseStore {
           break;
         case 'closed-in-quiet': {
           const key = this.k('closed-in-quiet', e.route);
-          m.hset(key, e.key, String(e.at));
-          m.pexpire(key, CLOSED_IN_QUIET_RETENTION_MS);
+          const fields = closedInQuiet.get(key) ?? [];
+          fields.push(e.key, String(e.at));
+          closedInQuiet.set(key, fields);
           break;
         }
         case 'history':
@@ -224,6 +227,10 @@ export class NoiseStore {
       const del = [...net].filter(([, v]) => v === null).map(([f]) => f);
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
+    }
+    for (const [key, fields] of closedInQuiet) {
+      m.hset(key, ...fields);
+      m.pexpire(key, CLOSED_IN_QUIET_RETENTION_MS);
     }
     if (history.length > 0) {
       const key = this.keys.key('history');
