@@ -206,6 +206,19 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(3);
   });
 
+  it('a closed-in-quiet mark keeps the later closing (a late re-run never moves it back) and is trimmed after 8 days', async () => {
+    h = await noiseHarness([], { start: TUE_2300_BERLIN });
+    const now = h.clock.now;
+    const mark = (key: string, at: number) =>
+      ({ type: 'closed-in-quiet', route: 'night|hook', key, at }) as const;
+    await h.store.commitGate([mark('stripe|incident:a', now - 1000)], [], now);
+    await h.store.commitGate([mark('stripe|incident:a', now - 5000)], [], now);
+    await h.store.commitGate([mark('adyen|incident:b', now - 9 * 24 * 3600_000)], [], now);
+    expect(
+      await h.store.closedInQuiet('night|hook', ['stripe|incident:a', 'adyen|incident:b', 'x']),
+    ).toEqual(new Map([['stripe|incident:a', now - 1000]]));
+  });
+
   it('an opening held in quiet hours whose resolution broke through is not caught up on afterwards', async () => {
     h = await noiseHarness(
       [

@@ -285,10 +285,14 @@ export function vanishedFeeds(plan: IncidentsPlan): string[] {
   if (candidates.size === 0) return out;
   for (const [feedId, entry] of plan.from.previous) {
     if (!candidates.has(feedId)) continue;
-    const listed = plan.byFeed.get(feedId) ?? [];
+    const group = plan.byFeed.get(feedId) ?? [];
+    // A service with many incidents listed: a Set, so many open ids stay linear.
+    const ids = group.length > SCAN_LIMIT ? new Set(group.map((incident) => incident.id)) : null;
+    const listed = (id: string): boolean =>
+      ids === null ? group.some((incident) => incident.id === id) : ids.has(id);
     for (const id in entry.open) {
       if (!Object.hasOwn(entry.open, id)) continue;
-      if (listed.some((incident) => incident.id === id)) continue;
+      if (listed(id)) continue;
       out.push(feedId);
       break;
     }

@@ -69,8 +69,8 @@ const CLOSED_IN_QUIET_RETENTION_MS = 8 * 24 * 3600 * 1000;
  * - `noise:suppressed` (hash) route|key → transition id: openings a silence swallowed;
  * - `noise:group:<route>` (list) + `noise:group-since` (hash): transitions waiting for a group flush;
  * - `noise:held:<route>` (list) + `noise:held-until` (hash): transitions held during quiet hours;
- * - `noise:closed-in-quiet:<route>` (hash) lifecycle key → observedAt of a closing delivered
- *   through the route's quiet hours: what was held of that lifecycle before it is stale;
+ * - `noise:closed-in-quiet:<route>` (sorted set by observedAt) lifecycle keys of closings
+ *   delivered through the route's quiet hours: what was held of those lifecycles before is stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
  * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
  */
@@ -159,7 +159,7 @@ export class NoiseStore {
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
     const suppressed = new Map<string, string | null>();
-    /** Per route: lifecycle key, observedAt pairs (one HSET and one PEXPIRE per route). */
+    /** Per route: observedAt, lifecycle key pairs (one ZADD and one trim per route). */
     const closedInQuiet = new Map<string, string[]>();
     for (const e of effects) {
       switch (e.type) {
@@ -204,9 +204,9 @@ export class NoiseStore {
           break;
         case 'closed-in-quiet': {
           const key = this.k('closed-in-quiet', e.route);
-          const fields = closedInQuiet.get(key) ?? [];
-          fields.push(e.key, String(e.at));
-          closedInQuiet.set(key, fields);
+          const members = closedInQuiet.get(key) ?? [];
+          members.push(String(e.at), e.key);
+          closedInQuiet.set(key, members);
           break;
         }
         case 'history':
@@ -228,8 +228,10 @@ export class NoiseStore {
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
     }
-    for (const [key, fields] of closedInQuiet) {
-      m.hset(key, ...fields);
+    for (const [key, members] of closedInQuiet) {
+      // GT: a closing of an older cycle routed late never moves a mark back.
+      m.zadd(key, 'GT', ...members);
+      m.zremrangebyscore(key, '-inf', String(now - CLOSED_IN_QUIET_RETENTION_MS));
       m.pexpire(key, CLOSED_IN_QUIET_RETENTION_MS);
     }
     if (history.length > 0) {
@@ -338,9 +340,16 @@ export class NoiseStore {
    * Lifecycles whose closing went through the route's quiet hours (excepted from them), with
    * the closing's observedAt: held transitions of theirs observed until then are stale.
    */
-  async closedInQuiet(route: string): Promise<Map<string, number>> {
-    const all = await this.redis.hgetall(this.k('closed-in-quiet', route));
-    return new Map(Object.entries(all).map(([key, at]) => [key, Number(at)]));
+  async closedInQuiet(route: string, keys: readonly string[]): Promise<Map<string, number>> {
+    const unique = [...new Set(keys)];
+    const out = new Map<string, number>();
+    if (unique.length === 0) return out;
+    const scores = await this.redis.zmscore(this.k('closed-in-quiet', route), ...unique);
+    unique.forEach((key, i) => {
+      const at = scores[i];
+      if (at !== null && at !== undefined) out.set(key, Number(at));
+    });
+    return out;
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */

@@ -231,7 +231,10 @@ export class NoiseTicker {
    */
   private async fresh(route: string, held: readonly Transition[]): Promise<Transition[]> {
     if (held.length === 0) return [];
-    const closed = await this.o.store.closedInQuiet(route);
+    const closed = await this.o.store.closedInQuiet(
+      route,
+      held.filter((t) => roleOf(t) !== 'closing').map(lifecycleKey),
+    );
     if (closed.size === 0) return [...held];
     const stale = (t: Transition): boolean => {
       const at = closed.get(lifecycleKey(t));
