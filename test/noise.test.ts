@@ -206,39 +206,6 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(3);
   });
 
-  it('an opening whose cycle is routed after its closing (a routing retry) is not sent nor told; a later reopening is', async () => {
-    h = await noiseHarness(
-      [
-        {
-          name: 'ops',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
-          repeat: '1h',
-        },
-      ],
-      { start: TUE_2300_BERLIN },
-    );
-    const openedAt = h.clock.now;
-    h.clock.now += 60_000;
-    // The next cycle (the resolution) is routed while the opening's cycle waits for its retry.
-    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
-    await h.hook.waitFor(1);
-    await h.route(incident('incident.opened', 'stripe', openedAt));
-    // Reminders would say "still open" every hour for an incident that ended.
-    h.clock.now += 2 * 3600_000;
-    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
-    const reopened: Transition = {
-      ...incident('incident.updated', 'stripe', h.clock.now),
-      id: 'treopenedstripe1',
-      current: { status: 'investigating', updateCount: 2, reopened: true },
-    };
-    await h.route(reopened);
-    await h.hook.waitFor(2);
-    expect(kinds(h)).toEqual(['incident.resolved', 'incident.updated']);
-    expect(h.hook.received).toHaveLength(2);
-  });
-
   it('a closed-in-quiet mark keeps the later closing (a late re-run never moves it back) and is trimmed after 8 days', async () => {
     h = await noiseHarness([], { start: TUE_2300_BERLIN });
     const now = h.clock.now;

@@ -40,38 +40,8 @@ describe('admitBatch', () => {
       't-incident.opened-s-1:all:hook',
       't-incident.resolved-s-1:all:hook',
     ]);
-    expect(r.effects.map((e) => e.type)).toEqual(['tell', 'history', 'close', 'closed', 'history']);
+    expect(r.effects.map((e) => e.type)).toEqual(['tell', 'history', 'close', 'history']);
     expect(state.told.size).toBe(0);
-  });
-
-  it('an opening or update observed before the last routed closing of its lifecycle is dropped, a later one is sent', () => {
-    const key = 'stale|incident:stale-1';
-    const state = {
-      told: new Set<string>(),
-      suppressed: new Set<string>(),
-      closedAt: new Map([[key, NOW]]),
-    };
-    const early = (kind: EventKind): Transition => ({
-      ...t(kind, 'stale'),
-      observedAt: NOW - 60_000,
-    });
-    const later = { ...t('incident.opened', 'stale', 1), id: 'later', observedAt: NOW + 60_000 };
-    const r = admitBatch({
-      items: [
-        { transition: early('incident.opened'), routes: [route] },
-        { transition: early('incident.updated'), routes: [route] },
-        { transition: later, routes: [route] },
-      ],
-      subscriptions: subs,
-      state,
-      silences: [],
-      now: NOW,
-    });
-    expect(r.notifications.map((n) => n.id)).toEqual(['later:all:hook']);
-    expect(
-      r.effects.flatMap((e) => (e.type === 'dropped' ? [`${e.transition.kind} ${e.reason}`] : [])),
-    ).toEqual(['incident.opened closed_since', 'incident.updated closed_since']);
-    expect(r.effects.filter((e) => e.type === 'tell').map((e) => e.opening.id)).toEqual(['later']);
   });
 
   it('closings close every route told of the opening, found by lifecycle key (5,000 at once)', () => {

@@ -22,11 +22,6 @@ export type GateSubscription = Pick<SubscriptionConfig, 'name'> &
 export interface GateState {
   told: Set<string>;
   suppressed: Set<string>;
-  /**
-   * Lifecycle key → observedAt of the latest closing routed (of the batch's lifecycles): an
-   * opening or update observed before it is stale (its cycle was routed late, after a retry).
-   */
-  closedAt?: Map<string, number>;
 }
 
 export type GateEffect =
@@ -42,13 +37,11 @@ export type GateEffect =
    */
   | { type: 'closed-in-quiet'; route: string; key: string; at: number }
   | { type: 'history'; transition: Transition; subscriptions: string[] }
-  /** A closing was routed: its lifecycle's earlier openings and updates are stale from now on. */
-  | { type: 'closed'; key: string; at: number }
   | {
       type: 'dropped';
       transition: Transition;
       route: Route;
-      reason: 'silenced' | 'opening_never_sent' | 'closed_since';
+      reason: 'silenced' | 'opening_never_sent';
     };
 
 export interface GateInput {
@@ -91,21 +84,6 @@ export function admitBatch(input: GateInput): GateResult {
   for (const f of state.suppressed) slot(keyOfField(f)).suppressed.add(f);
   for (const { transition: t, routes } of input.items) {
     const key = lifecycleKey(t);
-    const closedAt = state.closedAt?.get(key);
-    if (closedAt !== undefined && closedAt > t.observedAt && roleOf(t) !== 'closing') {
-      // Its cycle was routed after a later cycle's closing (a routing retry): sent now, an
-      // opening would arrive after its own resolution and be told for good (reminders with no
-      // end; for PagerDuty, a trigger after the resolve opens an incident nothing resolves).
-      for (const r of routes)
-        effects.push({ type: 'dropped', transition: t, route: r, reason: 'closed_since' });
-      if (routes.length > 0)
-        effects.push({
-          type: 'history',
-          transition: t,
-          subscriptions: [...new Set(routes.map((r) => r.subscription))],
-        });
-      continue;
-    }
     for (const r of routes) {
       const sub = input.subscriptions.get(r.subscription);
       const rk = routeKey(r);
@@ -187,8 +165,6 @@ export function admitBatch(input: GateInput): GateResult {
       for (const f of told) state.told.delete(f);
       for (const f of suppressed) state.suppressed.delete(f);
       if (told.length + suppressed.length > 0) effects.push({ type: 'close', told, suppressed });
-      effects.push({ type: 'closed', key, at: t.observedAt });
-      state.closedAt?.set(key, Math.max(state.closedAt.get(key) ?? 0, t.observedAt));
     }
     if (routes.length > 0) {
       effects.push({

@@ -58,11 +58,6 @@ const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
 /** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
 export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /**
- * How long a routed closing is remembered against late openings and updates of its lifecycle:
- * far longer than a cycle's routing retries (10 attempts, backoff from 1 s: about 17 minutes).
- */
-const CLOSED_RETENTION_MS = 24 * 3600 * 1000;
-/**
  * How long a closing delivered through quiet hours is remembered for the route's catch-up: longer
  * than any quiet period that ends (a weekly schedule quiet all week has no catch-up).
  */
@@ -74,8 +69,6 @@ const CLOSED_IN_QUIET_RETENTION_MS = 8 * 24 * 3600 * 1000;
  * - `noise:suppressed` (hash) route|key → transition id: openings a silence swallowed;
  * - `noise:group:<route>` (list) + `noise:group-since` (hash): transitions waiting for a group flush;
  * - `noise:held:<route>` (list) + `noise:held-until` (hash): transitions held during quiet hours;
- * - `noise:closed` (sorted set by observedAt) lifecycle keys of routed closings (a day): an
- *   opening or update observed before its lifecycle's closing is stale when routed;
  * - `noise:closed-in-quiet:<route>` (sorted set by observedAt) lifecycle keys of closings
  *   delivered through the route's quiet hours: what was held of those lifecycles before is stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
@@ -100,18 +93,15 @@ export class NoiseStore {
   /**
    * The state one routed batch needs, in one round trip: which of `fields` are in the told and
    * suppressed hashes (every field of both when `all`, for a batch that closes something), and
-   * which of `transitionIds` were routed already, and when the lifecycles of `openKeys` (the
-   * batch's openings and updates) last had a closing routed.
+   * which of `transitionIds` were routed already.
    */
   async loadGate(
     fields: readonly string[],
     all: boolean,
     transitionIds: readonly string[],
-    openKeys: readonly string[] = [],
   ): Promise<{ state: GateState; routed: Set<string> }> {
     const p = this.redis.pipeline();
     const uniqueFields = [...new Set(fields)];
-    const uniqueKeys = [...new Set(openKeys)];
     if (all) {
       p.hkeys(this.k('told'));
       p.hkeys(this.k('suppressed'));
@@ -120,7 +110,6 @@ export class NoiseStore {
       p.hmget(this.k('suppressed'), ...uniqueFields);
     }
     if (transitionIds.length > 0) p.zmscore(this.keys.key('routed'), ...transitionIds);
-    if (uniqueKeys.length > 0) p.zmscore(this.k('closed'), ...uniqueKeys);
     const replies = (await p.exec()) ?? [];
     const value = (i: number): unknown => {
       const r = replies[i];
@@ -128,7 +117,7 @@ export class NoiseStore {
       if (r[0] !== null) throw r[0];
       return r[1];
     };
-    const state: GateState = { told: new Set(), suppressed: new Set(), closedAt: new Map() };
+    const state: GateState = { told: new Set(), suppressed: new Set() };
     let next = 0;
     if (all) {
       for (const f of value(0) as string[]) state.told.add(f);
@@ -148,14 +137,6 @@ export class NoiseStore {
       const scores = value(next) as (string | null)[];
       transitionIds.forEach((id, i) => {
         if (scores[i] !== null && scores[i] !== undefined) routed.add(id);
-      });
-      next += 1;
-    }
-    if (uniqueKeys.length > 0) {
-      const scores = value(next) as (string | null)[];
-      uniqueKeys.forEach((key, i) => {
-        const at = scores[i];
-        if (at !== null && at !== undefined) state.closedAt?.set(key, Number(at));
       });
     }
     return { state, routed };
@@ -180,8 +161,6 @@ export class NoiseStore {
     const suppressed = new Map<string, string | null>();
     /** Per route: observedAt, lifecycle key pairs (one ZADD and one trim per route). */
     const closedInQuiet = new Map<string, string[]>();
-    /** observedAt, lifecycle key pairs of the batch's closings. */
-    const closed: string[] = [];
     for (const e of effects) {
       switch (e.type) {
         case 'tell': {
@@ -223,9 +202,6 @@ export class NoiseStore {
             ],
           );
           break;
-        case 'closed':
-          closed.push(String(e.at), e.key);
-          break;
         case 'closed-in-quiet': {
           const key = this.k('closed-in-quiet', e.route);
           const members = closedInQuiet.get(key) ?? [];
@@ -251,11 +227,6 @@ export class NoiseStore {
       const del = [...net].filter(([, v]) => v === null).map(([f]) => f);
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
-    }
-    if (closed.length > 0) {
-      const key = this.k('closed');
-      m.zadd(key, 'GT', ...closed);
-      m.zremrangebyscore(key, '-inf', String(now - CLOSED_RETENTION_MS));
     }
     for (const [key, members] of closedInQuiet) {
       // GT: a closing of an older cycle routed late never moves a mark back.

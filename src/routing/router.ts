@@ -206,7 +206,6 @@ export class Router {
         fields,
         closes,
         transitions.map((t) => t.id),
-        transitions.filter((t) => roleOf(t) !== 'closing').map(lifecycleKey),
       ),
       noise.silences(),
       clock(),
