@@ -190,8 +190,9 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     await h.route(incident('incident.resolved', 'stripe', h.clock.now));
     await h.hook.waitFor(2);
     h.clock.now += 30 * 60_000; // 01:00: the incident is back (a new lifecycle), held
+    // Seen by a replica whose clock is two minutes behind: positions in the held list decide.
     const reopened: Transition = {
-      ...incident('incident.updated', 'stripe', h.clock.now),
+      ...incident('incident.updated', 'stripe', h.clock.now - 120_000),
       id: 'treopenedstripe1',
       current: { status: 'investigating', updateCount: 2, reopened: true },
     };
@@ -206,17 +207,28 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(3);
   });
 
-  it('a closed-in-quiet mark keeps the later closing (a late re-run never moves it back) and is trimmed after 8 days', async () => {
-    h = await noiseHarness([], { start: TUE_2300_BERLIN });
-    const now = h.clock.now;
-    const mark = (key: string, at: number) =>
-      ({ type: 'closed-in-quiet', route: 'night|hook', key, at }) as const;
-    await h.store.commitGate([mark('stripe|incident:a', now - 1000)], [], now);
-    await h.store.commitGate([mark('stripe|incident:a', now - 5000)], [], now);
-    await h.store.commitGate([mark('adyen|incident:b', now - 9 * 24 * 3600_000)], [], now);
-    expect(
-      await h.store.closedInQuiet('night|hook', ['stripe|incident:a', 'adyen|incident:b', 'x']),
-    ).toEqual(new Map([['stripe|incident:a', now - 1000]]));
+  it('a closing through quiet hours marks nothing when nothing of the route is held (no state grows)', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['incident.opened', 'incident.resolved'],
+          },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now += 60_000;
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    await h.hook.waitFor(2);
+    expect(await h.tr.redis.keys(`{${h.tr.prefix}}*closed*`)).toEqual([]);
   });
 
   it('an opening held in quiet hours whose resolution broke through is not caught up on afterwards', async () => {

@@ -32,10 +32,9 @@ export type GateEffect =
   | { type: 'hold'; route: string; transition: Transition; until: number }
   /**
    * A closing delivered through the route's quiet hours (its kind is excepted): what the route
-   * holds of the same lifecycle from before it is stale, left out of the catch-up (`at`: the
-   * closing's observedAt).
+   * holds of the same lifecycle from before it is stale, left out of the catch-up.
    */
-  | { type: 'closed-in-quiet'; route: string; key: string; at: number }
+  | { type: 'closed-in-quiet'; route: string; key: string }
   | { type: 'history'; transition: Transition; subscriptions: string[] }
   | {
       type: 'dropped';
@@ -118,7 +117,7 @@ export function admitBatch(input: GateInput): GateResult {
         (d.route.action === 'send' || d.route.action === 'group') &&
         roleOf(t) === 'closing'
       )
-        effects.push({ type: 'closed-in-quiet', route: rk, key, at: t.observedAt });
+        effects.push({ type: 'closed-in-quiet', route: rk, key });
       switch (d.route.action) {
         case 'send':
           notifications.push(eventNotification(t, r, now));

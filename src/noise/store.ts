@@ -57,11 +57,6 @@ function decodeAll<T>(shape: StoredShape<T>, texts: readonly string[]): T[] {
 const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
 /** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
 export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
-/**
- * How long a closing delivered through quiet hours is remembered for the route's catch-up: longer
- * than any quiet period that ends (a weekly schedule quiet all week has no catch-up).
- */
-const CLOSED_IN_QUIET_RETENTION_MS = 8 * 24 * 3600 * 1000;
 
 /**
  * Noise-control state in Redis, shared by replicas:
@@ -69,8 +64,8 @@ const CLOSED_IN_QUIET_RETENTION_MS = 8 * 24 * 3600 * 1000;
  * - `noise:suppressed` (hash) route|key → transition id: openings a silence swallowed;
  * - `noise:group:<route>` (list) + `noise:group-since` (hash): transitions waiting for a group flush;
  * - `noise:held:<route>` (list) + `noise:held-until` (hash): transitions held during quiet hours;
- * - `noise:closed-in-quiet:<route>` (sorted set by observedAt) lifecycle keys of closings
- *   delivered through the route's quiet hours: what was held of those lifecycles before is stale;
+ * - `noise:held:<route>:closed` (hash) lifecycle key → how many transitions were held when a
+ *   closing of it went out through the route's quiet hours: those of its lifecycle are stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
  * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
  */
@@ -159,7 +154,7 @@ export class NoiseStore {
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
     const suppressed = new Map<string, string | null>();
-    /** Per route: observedAt, lifecycle key pairs (one ZADD and one trim per route). */
+    /** Per route: the lifecycle keys closed through its quiet hours (one script call per route). */
     const closedInQuiet = new Map<string, string[]>();
     for (const e of effects) {
       switch (e.type) {
@@ -203,10 +198,9 @@ export class NoiseStore {
           );
           break;
         case 'closed-in-quiet': {
-          const key = this.k('closed-in-quiet', e.route);
-          const members = closedInQuiet.get(key) ?? [];
-          members.push(String(e.at), e.key);
-          closedInQuiet.set(key, members);
+          const keys = closedInQuiet.get(e.route) ?? [];
+          keys.push(e.key);
+          closedInQuiet.set(e.route, keys);
           break;
         }
         case 'history':
@@ -228,12 +222,8 @@ export class NoiseStore {
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
     }
-    for (const [key, members] of closedInQuiet) {
-      // GT: a closing of an older cycle routed late never moves a mark back.
-      m.zadd(key, 'GT', ...members);
-      m.zremrangebyscore(key, '-inf', String(now - CLOSED_IN_QUIET_RETENTION_MS));
-      m.pexpire(key, CLOSED_IN_QUIET_RETENTION_MS);
-    }
+    for (const [route, keys] of closedInQuiet)
+      queued.noiseClosedInQuiet([this.k('held', route), this.k('held', route, 'closed')], keys);
     if (history.length > 0) {
       const key = this.keys.key('history');
       m.zadd(key, ...history);
@@ -329,34 +319,51 @@ export class NoiseStore {
    * corrupt item is left out (counted); `finish` drops it with the claim.
    */
   async claim(kind: 'group' | 'held', route: string): Promise<Transition[]> {
+    return (await this.claimPositions(kind, route)).map((c) => c.t);
+  }
+
+  /** `claim`, each transition with its position in the claimed list (corrupt items left out). */
+  async claimPositions(
+    kind: 'group' | 'held',
+    route: string,
+  ): Promise<{ t: Transition; position: number }[]> {
     const items = await this.scripts.noiseBufferClaim(
-      [this.k(kind, route), this.k(kind, route, 'claimed')],
+      [
+        this.k(kind, route),
+        this.k(kind, route, 'claimed'),
+        this.k(kind, route, 'closed'),
+        this.k(kind, route, 'closed', 'claimed'),
+      ],
       [],
     );
-    return decodeAll(BUFFERED_TRANSITION, items);
+    const out: { t: Transition; position: number }[] = [];
+    items.forEach((text, position) => {
+      const t = decode(BUFFERED_TRANSITION, text);
+      if (t === undefined) countCorrupt(BUFFERED_TRANSITION.kind);
+      else out.push({ t, position });
+    });
+    return out;
   }
 
   /**
-   * Lifecycles whose closing went through the route's quiet hours (excepted from them), with
-   * the closing's observedAt: held transitions of theirs observed until then are stale.
+   * The claimed held list's marks: lifecycle key → how many of its items were held when a
+   * closing of that lifecycle went out through the quiet hours (those before it are stale).
    */
-  async closedInQuiet(route: string, keys: readonly string[]): Promise<Map<string, number>> {
-    const unique = [...new Set(keys)];
-    const out = new Map<string, number>();
-    if (unique.length === 0) return out;
-    const scores = await this.redis.zmscore(this.k('closed-in-quiet', route), ...unique);
-    unique.forEach((key, i) => {
-      const at = scores[i];
-      if (at !== null && at !== undefined) out.set(key, Number(at));
-    });
-    return out;
+  async claimedHeldMarks(route: string): Promise<Map<string, number>> {
+    const all = await this.redis.hgetall(this.k('held', route, 'closed', 'claimed'));
+    return new Map(Object.entries(all).map(([key, n]) => [key, Number(n)]));
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */
   async finish(kind: 'group' | 'held', route: string, now: number): Promise<void> {
     const marker = kind === 'group' ? this.k('group-since') : this.k('held-until');
     await this.scripts.noiseBufferFinish(
-      [this.k(kind, route), this.k(kind, route, 'claimed'), marker],
+      [
+        this.k(kind, route),
+        this.k(kind, route, 'claimed'),
+        marker,
+        this.k(kind, route, 'closed', 'claimed'),
+      ],
       [route, kind === 'group' ? String(now) : ''],
     );
   }

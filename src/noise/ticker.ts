@@ -198,8 +198,9 @@ export class NoiseTicker {
       const [subscription, channel] = splitRoute(route);
       const quiet = this.sub(subscription)?.quietHours;
       if (quiet !== undefined && quietState(quiet, now).quiet) continue;
-      const claimed = uniqueById(await this.o.store.claim('held', route));
-      const items = await this.fresh(route, claimed);
+      const positioned = await this.o.store.claimPositions('held', route);
+      const claimed = uniqueById(positioned.map((c) => c.t));
+      const items = await this.fresh(route, positioned, claimed);
       for (const t of items) plan.caughtUp.add(caughtUpKey(subscription, channel, t.id));
       if (items.length > 0) {
         plan.out.push({
@@ -224,34 +225,37 @@ export class NoiseTicker {
   }
 
   /**
-   * What a catch-up still carries of the held transitions: not the openings and updates of a
-   * lifecycle whose closing went out through the quiet hours after them (an excepted kind). The
+   * What a catch-up still carries of the held transitions (`claimed`, each id once): not the
+   * openings and updates of a lifecycle whose closing went out through the quiet hours after
+   * they were held (an excepted kind; told by position in the held list, not by any clock). The
    * team heard its end; an update after it would read as news, and for PagerDuty a trigger after
    * the resolve opens a new incident that nothing resolves.
    */
-  private async fresh(route: string, held: readonly Transition[]): Promise<Transition[]> {
-    if (held.length === 0) return [];
-    const closed = await this.o.store.closedInQuiet(
-      route,
-      held.filter((t) => roleOf(t) !== 'closing').map(lifecycleKey),
-    );
-    if (closed.size === 0) return [...held];
-    const stale = (t: Transition): boolean => {
-      const at = closed.get(lifecycleKey(t));
-      return at !== undefined && t.observedAt <= at && roleOf(t) !== 'closing';
-    };
-    const kept = held.filter((t) => !stale(t));
-    if (kept.length < held.length) {
+  private async fresh(
+    route: string,
+    positioned: readonly { t: Transition; position: number }[],
+    claimed: readonly Transition[],
+  ): Promise<Transition[]> {
+    if (claimed.length === 0) return [];
+    const marks = await this.o.store.claimedHeldMarks(route);
+    if (marks.size === 0) return [...claimed];
+    const stale = new Set<string>();
+    for (const { t, position } of positioned) {
+      const before = marks.get(lifecycleKey(t));
+      if (before !== undefined && position < before && roleOf(t) !== 'closing') stale.add(t.id);
+    }
+    const kept = claimed.filter((t) => !stale.has(t.id));
+    if (stale.size > 0) {
       const [subscription, channel] = splitRoute(route);
       this.o.log.info(
         {
           event: 'quiet:stale_left_out',
           subscription,
           channel,
-          count: held.length - kept.length,
-          transitionIds: held.filter(stale).map((t) => t.id),
+          count: claimed.length - kept.length,
+          transitionIds: [...stale],
         },
-        `${String(held.length - kept.length)} held notification(s) for ${subscription}/${channel} left out of the catch-up: their resolution went out during quiet hours`,
+        `${String(claimed.length - kept.length)} held notification(s) for ${subscription}/${channel} left out of the catch-up: their resolution went out during quiet hours`,
       );
     }
     return kept;

@@ -48,15 +48,20 @@ const SPECS = {
     [transitionId: string, value: string, route: string, markerValue: string, nx: '1' | '0'],
     number
   >('noise-buffer-append', 3),
-  noiseBufferClaim: script<[buffer: string, claimed: string], [], string[]>(
-    'noise-buffer-claim',
-    2,
-  ),
+  noiseBufferClaim: script<
+    [buffer: string, claimed: string, marks: string, claimedMarks: string],
+    [],
+    string[]
+  >('noise-buffer-claim', 4),
   noiseBufferFinish: script<
-    [buffer: string, claimed: string, marker: string],
+    [buffer: string, claimed: string, marker: string, claimedMarks: string],
     [route: string, markerValue: string],
     number
-  >('noise-buffer-finish', 3),
+  >('noise-buffer-finish', 4),
+  noiseClosedInQuiet: script<[held: string, marks: string], readonly string[], number>(
+    'noise-closed-in-quiet',
+    2,
+  ),
   ledgerClaim: script<readonly string[], [owner: string, ttlSeconds: string], number[]>(
     'ledger-claim',
   ),
