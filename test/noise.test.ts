@@ -189,8 +189,9 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     h.clock.now += 60 * 60_000; // 00:30: the resolution breaks through
     await h.route(incident('incident.resolved', 'stripe', h.clock.now));
     await h.hook.waitFor(2);
-    h.clock.now += 30 * 60_000; // 01:00: the incident is back (a new lifecycle), held
-    // Seen by a replica whose clock is two minutes behind: positions in the held list decide.
+    h.clock.now += 60_000; // 00:31: the incident is back (a new lifecycle), held
+    // Seen by a replica whose clock is two minutes behind (00:29, before the resolution):
+    // its place in the held list, after the resolution, keeps it.
     const reopened: Transition = {
       ...incident('incident.updated', 'stripe', h.clock.now - 120_000),
       id: 'treopenedstripe1',
@@ -205,6 +206,42 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     const events = h.hooks()[2]?.data.events as { eventId: string }[];
     expect(events.map((e) => e.eventId)).toEqual(['treopenedstripe1']);
     expect(h.hook.received).toHaveLength(3);
+  });
+
+  it('a reopening held before a late-routed closing of the earlier lifecycle (a routing retry) stays in the catch-up', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['incident.opened', 'incident.resolved'],
+          },
+        },
+      ],
+      { start: TUE_2300_BERLIN },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    const resolvedAt = h.clock.now + 60_000;
+    h.clock.now += 120_000;
+    // The incident is back (held) before the resolution's cycle, retried, is routed.
+    await h.route({
+      ...incident('incident.updated', 'stripe', h.clock.now),
+      id: 'treopenedstripe1',
+      current: { status: 'investigating', updateCount: 2, reopened: true },
+    });
+    await h.route(incident('incident.resolved', 'stripe', resolvedAt));
+    await h.hook.waitFor(2);
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 30); // Wed 07:00:30 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(3);
+    const events = h.hooks()[2]?.data.events as { eventId: string }[];
+    expect(events.map((e) => e.eventId)).toEqual(['treopenedstripe1']);
   });
 
   it('a closing through quiet hours marks nothing when nothing of the route is held (no state grows)', async () => {

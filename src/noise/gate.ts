@@ -34,7 +34,7 @@ export type GateEffect =
    * A closing delivered through the route's quiet hours (its kind is excepted): what the route
    * holds of the same lifecycle from before it is stale, left out of the catch-up.
    */
-  | { type: 'closed-in-quiet'; route: string; key: string }
+  | { type: 'closed-in-quiet'; route: string; key: string; at: number }
   | { type: 'history'; transition: Transition; subscriptions: string[] }
   | {
       type: 'dropped';
@@ -117,7 +117,7 @@ export function admitBatch(input: GateInput): GateResult {
         (d.route.action === 'send' || d.route.action === 'group') &&
         roleOf(t) === 'closing'
       )
-        effects.push({ type: 'closed-in-quiet', route: rk, key });
+        effects.push({ type: 'closed-in-quiet', route: rk, key, at: t.observedAt });
       switch (d.route.action) {
         case 'send':
           notifications.push(eventNotification(t, r, now));

@@ -65,7 +65,8 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
  * - `noise:group:<route>` (list) + `noise:group-since` (hash): transitions waiting for a group flush;
  * - `noise:held:<route>` (list) + `noise:held-until` (hash): transitions held during quiet hours;
  * - `noise:held:<route>:closed` (hash) lifecycle key → how many transitions were held when a
- *   closing of it went out through the route's quiet hours: those of its lifecycle are stale;
+ *   closing of it went out through the route's quiet hours, and its observedAt: those of its
+ *   lifecycle held before it and observed no later are stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
  * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
  */
@@ -154,8 +155,6 @@ export class NoiseStore {
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
     const suppressed = new Map<string, string | null>();
-    /** Per route: the lifecycle keys closed through its quiet hours (one script call per route). */
-    const closedInQuiet = new Map<string, string[]>();
     for (const e of effects) {
       switch (e.type) {
         case 'tell': {
@@ -197,12 +196,13 @@ export class NoiseStore {
             ],
           );
           break;
-        case 'closed-in-quiet': {
-          const keys = closedInQuiet.get(e.route) ?? [];
-          keys.push(e.key);
-          closedInQuiet.set(e.route, keys);
+        case 'closed-in-quiet':
+          // At its place among the effects: a later hold of the batch comes after the mark.
+          queued.noiseClosedInQuiet(
+            [this.k('held', e.route), this.k('held', e.route, 'closed')],
+            [String(e.at), e.key],
+          );
           break;
-        }
         case 'history':
           history.push(
             String(e.transition.observedAt),
@@ -222,8 +222,6 @@ export class NoiseStore {
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
     }
-    for (const [route, keys] of closedInQuiet)
-      queued.noiseClosedInQuiet([this.k('held', route), this.k('held', route, 'closed')], keys);
     if (history.length > 0) {
       const key = this.keys.key('history');
       m.zadd(key, ...history);
@@ -347,11 +345,18 @@ export class NoiseStore {
 
   /**
    * The claimed held list's marks: lifecycle key → how many of its items were held when a
-   * closing of that lifecycle went out through the quiet hours (those before it are stale).
+   * closing of that lifecycle last went out through the quiet hours, and that closing's
+   * observedAt. An unreadable mark is left out (nothing is taken for stale on it).
    */
-  async claimedHeldMarks(route: string): Promise<Map<string, number>> {
+  async claimedHeldMarks(route: string): Promise<Map<string, { held: number; at: number }>> {
     const all = await this.redis.hgetall(this.k('held', route, 'closed', 'claimed'));
-    return new Map(Object.entries(all).map(([key, n]) => [key, Number(n)]));
+    const out = new Map<string, { held: number; at: number }>();
+    for (const [key, value] of Object.entries(all)) {
+      const [held, at] = value.split(':').map(Number);
+      if (Number.isFinite(held) && Number.isFinite(at))
+        out.set(key, { held: held as number, at: at as number });
+    }
+    return out;
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */

@@ -227,7 +227,8 @@ export class NoiseTicker {
   /**
    * What a catch-up still carries of the held transitions (`claimed`, each id once): not the
    * openings and updates of a lifecycle whose closing went out through the quiet hours after
-   * they were held (an excepted kind; told by position in the held list, not by any clock). The
+   * they were held (an excepted kind): by position in the held list and, as well, by observedAt
+   * (so neither a late-routed closing nor a lagging clock alone leaves a live alert out). The
    * team heard its end; an update after it would read as news, and for PagerDuty a trigger after
    * the resolve opens a new incident that nothing resolves.
    */
@@ -241,8 +242,16 @@ export class NoiseTicker {
     if (marks.size === 0) return [...claimed];
     const stale = new Set<string>();
     for (const { t, position } of positioned) {
-      const before = marks.get(lifecycleKey(t));
-      if (before !== undefined && position < before && roleOf(t) !== 'closing') stale.add(t.id);
+      const mark = marks.get(lifecycleKey(t));
+      // Held before the closing *and* observed no later than it: a reopening held meanwhile (its
+      // closing's routing retried late) or seen later by a replica whose clock lags is kept.
+      if (
+        mark !== undefined &&
+        position < mark.held &&
+        t.observedAt <= mark.at &&
+        roleOf(t) !== 'closing'
+      )
+        stale.add(t.id);
     }
     const kept = claimed.filter((t) => !stale.has(t.id));
     if (stale.size > 0) {

@@ -58,10 +58,12 @@ const SPECS = {
     [route: string, markerValue: string],
     number
   >('noise-buffer-finish', 4),
-  noiseClosedInQuiet: script<[held: string, marks: string], readonly string[], number>(
-    'noise-closed-in-quiet',
-    2,
-  ),
+  noiseClosedInQuiet: script<
+    [held: string, marks: string],
+    // the closing's observedAt, then lifecycle keys
+    readonly string[],
+    number
+  >('noise-closed-in-quiet', 2),
   ledgerClaim: script<readonly string[], [owner: string, ttlSeconds: string], number[]>(
     'ledger-claim',
   ),
