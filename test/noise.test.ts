@@ -58,6 +58,22 @@ function slaBreached(feedId: string, at: number): Transition {
 
 const kinds = (x: NoiseHarness): string[] => x.hooks().map((b) => b.type);
 
+/** Subscription `night` (stripe → hook) with weeknight quiet hours that `except` lets through. */
+function nightHarness(events: EventKind[], except: EventKind[]): Promise<NoiseHarness> {
+  return noiseHarness(
+    [
+      {
+        name: 'night',
+        services: ['stripe'],
+        channels: ['hook'],
+        events,
+        quietHours: { timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-07:00'], except },
+      },
+    ],
+    { start: TUE_2300_BERLIN },
+  );
+}
+
 describe('noise control (real Redis, real receivers, injected clock)', () => {
   it('a 40-service outage with group: 30s is one message per channel naming all 40', async () => {
     h = await noiseHarness(
@@ -166,21 +182,9 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('a closing that goes out through quiet hours takes what was held of its lifecycle out of the catch-up; a later reopening stays in', async () => {
-    h = await noiseHarness(
-      [
-        {
-          name: 'night',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
-          quietHours: {
-            timezone: 'Europe/Berlin',
-            windows: ['Mon-Fri 22:00-07:00'],
-            except: ['incident.opened', 'incident.resolved'],
-          },
-        },
-      ],
-      { start: TUE_2300_BERLIN },
+    h = await nightHarness(
+      ['incident.opened', 'incident.updated', 'incident.resolved'],
+      ['incident.opened', 'incident.resolved'],
     );
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     await h.hook.waitFor(1);
@@ -209,21 +213,9 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('a reopening held before a late-routed closing of the earlier lifecycle (a routing retry) stays in the catch-up', async () => {
-    h = await noiseHarness(
-      [
-        {
-          name: 'night',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
-          quietHours: {
-            timezone: 'Europe/Berlin',
-            windows: ['Mon-Fri 22:00-07:00'],
-            except: ['incident.opened', 'incident.resolved'],
-          },
-        },
-      ],
-      { start: TUE_2300_BERLIN },
+    h = await nightHarness(
+      ['incident.opened', 'incident.updated', 'incident.resolved'],
+      ['incident.opened', 'incident.resolved'],
     );
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     await h.hook.waitFor(1);
@@ -245,21 +237,9 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('a closing through quiet hours marks nothing when nothing of the route is held (no state grows)', async () => {
-    h = await noiseHarness(
-      [
-        {
-          name: 'night',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved'],
-          quietHours: {
-            timezone: 'Europe/Berlin',
-            windows: ['Mon-Fri 22:00-07:00'],
-            except: ['incident.opened', 'incident.resolved'],
-          },
-        },
-      ],
-      { start: TUE_2300_BERLIN },
+    h = await nightHarness(
+      ['incident.opened', 'incident.resolved'],
+      ['incident.opened', 'incident.resolved'],
     );
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     h.clock.now += 60_000;
@@ -269,22 +249,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('an opening held in quiet hours whose resolution broke through is not caught up on afterwards', async () => {
-    h = await noiseHarness(
-      [
-        {
-          name: 'night',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved'],
-          quietHours: {
-            timezone: 'Europe/Berlin',
-            windows: ['Mon-Fri 22:00-07:00'],
-            except: ['incident.resolved'],
-          },
-        },
-      ],
-      { start: TUE_2300_BERLIN },
-    );
+    h = await nightHarness(['incident.opened', 'incident.resolved'], ['incident.resolved']);
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     h.clock.now += 90 * 60_000; // 00:30
     await h.route(incident('incident.resolved', 'stripe', h.clock.now));
