@@ -1,6 +1,7 @@
 import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { batchOwner } from '../src/delivery/ledger.js';
+import { ORDER_HORIZON_MS } from '../src/delivery/order.js';
 import { DELIVERIES_QUEUE, type BatchJobData } from '../src/delivery/queue.js';
 import type { Notification } from '../src/notify/types.js';
 import {
@@ -567,5 +568,99 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
     await expect(h.queue.addRetryJob(n, 'batch-under-test', 0)).rejects.toThrow(/integer/i);
     expect(await h.queue.ledger.entry(n.id)).toEqual({ state: 'claimed', owner });
     expect(await h.queue.ledger.claim([n.id], owner)).toEqual(['mine']);
+  });
+});
+
+describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
+  it('the index: a delivery sees only listings ranked before it (a closing after its opening, a reopening after its closing), within the horizon', async () => {
+    h = await deliveryHarness();
+    const { ledger } = h.queue;
+    const field = 'payments|hook|stripe|incident:inc-1';
+    const T = Date.UTC(2026, 10, 27, 9, 0, 0);
+    const rank = (at: number, closing: boolean): number => at * 2 + (closing ? 1 : 0);
+    // An opening (T), its closing (T + 60 s) and a reopening (T + 120 s), each handed to a job
+    // of its own; one more handed off without a listing.
+    expect(await ledger.handOff('t-open:p:h', 'b:1', { field, rank: rank(T, false) })).toBe(true);
+    expect(
+      await ledger.handOff('t-close:p:h', 'b:2', { field, rank: rank(T + 60_000, true) }),
+    ).toBe(true);
+    expect(
+      await ledger.handOff('t-reopen:p:h', 'b:3', { field, rank: rank(T + 120_000, false) }),
+    ).toBe(true);
+    expect(await ledger.handOff('t-other:p:h', 'b:1')).toBe(true);
+    const now = T + 120_000;
+    expect(
+      await ledger.listedBefore(
+        [
+          { field, rank: rank(T, false) },
+          // A closing routed in the opening's own cycle ranks after it.
+          { field, rank: rank(T, true) },
+          { field, rank: rank(T + 60_000, true) },
+          { field, rank: rank(T + 120_000, false) },
+          { field: 'payments|hook|stripe|incident:inc-2', rank: rank(now, true) },
+        ],
+        now,
+      ),
+    ).toEqual([[], ['t-open:p:h'], ['t-open:p:h'], ['t-open:p:h', 't-close:p:h'], []]);
+    // Past the horizon a listing holds nobody back.
+    const late = T + ORDER_HORIZON_MS + 90_000;
+    expect(await ledger.listedBefore([{ field, rank: rank(late, false) }], late)).toEqual([
+      ['t-reopen:p:h'],
+    ]);
+    await ledger.unlist(field, ['t-reopen:p:h']);
+    expect(await ledger.listedBefore([{ field, rank: rank(late, false) }], late)).toEqual([[]]);
+    expect((await ledger.entries(['t-open:p:h', 't-other:p:h'])).map((e) => e.state)).toEqual([
+      'retry_job',
+      'retry_job',
+    ]);
+  });
+
+  it('a closing whose batch finds its opening retrying waits in a job of its own, looking again until the opening is sent: the receiver gets the opening, then the closing', async () => {
+    h = await deliveryHarness();
+    const at = Date.now();
+    const opened = transition('incident.opened', {
+      id: 'tordering0opened0123456789abcdef',
+      subject: 'incident:inc-9',
+    });
+    const resolved = transition('incident.resolved', {
+      id: 'tordering0resolved0123456789abcd',
+      subject: 'incident:inc-9',
+    });
+    const open = notification([opened], {
+      id: `${opened.id}:payments:hook`,
+      channel: 'hook',
+      createdAt: at,
+    });
+    const close = notification([resolved], {
+      id: `${resolved.id}:payments:hook`,
+      channel: 'hook',
+      createdAt: at + 1000,
+    });
+    // The opening is refused six times (retried every 50 ms), long after the closing's first
+    // look (the closing looks again every 30 ms).
+    let refusals = 0;
+    const rx = await receiver((req) =>
+      webhookIdOf(req) === open.id && ++refusals <= 6 ? { status: 503 } : { status: 200 },
+    );
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    let looks = 0;
+    const w = h.startWorker(() => registry, {
+      ...fast,
+      orderWaitMs: () => {
+        looks += 1;
+        return 30;
+      },
+    });
+    await h.queue.enqueue([open]);
+    await rx.waitFor(1, 10_000);
+    await h.queue.enqueue([close]);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome === 'sent').length === 2, {
+      timeoutMs: 20_000,
+      what: 'both sent',
+    });
+    // Six refusals and the accepted opening, then the closing, once.
+    expect(rx.received.map(webhookIdOf)).toEqual([...Array<string>(7).fill(open.id), close.id]);
+    // It waited in its batch once, then in its own job at least once more.
+    expect(looks).toBeGreaterThanOrEqual(2);
   });
 });

@@ -251,6 +251,117 @@ describe('routing a cycle as one batch', () => {
     ]);
   });
 
+  it('a cycle whose routing fails holds the later cycles back: the opening is sent before the closing a later cycle carries, and the ledger ends empty', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+    });
+    const harness = h;
+    const opened = incident('incident.opened', 'okta');
+    const resolved = incident('incident.resolved', 'okta');
+    const load = harness.store.loadGate.bind(harness.store);
+    let failures = 0;
+    harness.store.loadGate = async (...args) => {
+      if (failures === 0) {
+        failures += 1;
+        // The next cycle, with the closing, is queued while this one waits for its retry.
+        await harness.handoff.enqueue([resolved]);
+        throw new Error('simulated Redis error while loading the noise state');
+      }
+      return load(...args);
+    };
+    await harness.handoff.enqueue([opened]);
+    await waitFor(() => harness.hooks().length === 2, { what: 'the opening and its closing' });
+    expect(failures).toBe(1);
+    // Both sent (their batches may run side by side, so in either order) ...
+    expect(new Set(harness.hook.received.map((r) => r.headers['webhook-id']))).toEqual(
+      new Set([`${opened.id}:all:hook`, `${resolved.id}:all:hook`]),
+    );
+    // ... and routed in order: the closing found its opening told and ended it, so nothing is
+    // left told (no reminders of an incident that is over). Nothing failed.
+    expect(await harness.store.allTold()).toEqual(new Map());
+    expect(await harness.handoff.queue.getFailedCount()).toBe(0);
+  });
+
+  it('a router stopped while a failing cycle waits for its retry puts the cycle back at the head of the queue: the next router routes it before the later cycle', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+    });
+    const harness = h;
+    const opened = incident('incident.opened', 'okta');
+    const resolved = incident('incident.resolved', 'okta');
+    const load = harness.store.loadGate.bind(harness.store);
+    let failed!: () => void;
+    const firstFailure = new Promise<void>((resolve) => (failed = resolve));
+    let failures = 0;
+    harness.store.loadGate = async (...args) => {
+      if (failures === 0) {
+        failures += 1;
+        await harness.handoff.enqueue([resolved]);
+        failed();
+        throw new Error('simulated Redis error while loading the noise state');
+      }
+      return load(...args);
+    };
+    await harness.handoff.enqueue([opened]);
+    await firstFailure;
+    // Stopped during the 1 s wait before the retry: the stop does not wait it out.
+    await harness.router.stop();
+    expect(await harness.handoff.queue.getJobCounts('wait', 'active', 'delayed')).toEqual({
+      wait: 2,
+      active: 0,
+      delayed: 0,
+    });
+    await harness.router.start();
+    await waitFor(() => harness.hooks().length === 2, { what: 'the opening and its closing' });
+    expect(
+      harness
+        .hooks()
+        .map((b) => b.type)
+        .sort(),
+    ).toEqual(['incident.opened', 'incident.resolved']);
+    expect(await harness.store.allTold()).toEqual(new Map());
+  });
+
+  it('a closing waits while its opening is retried on the same channel: the receiver gets the opening first, once, then the closing', async () => {
+    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+      start: T0,
+      // The opening's first attempt is refused; everything else is taken.
+      hookReply: (req) =>
+        req.body.includes('"incident.opened"') &&
+        !harness.hook.received.some((r) => r.body.includes('"incident.opened"'))
+          ? { status: 503 }
+          : { status: 204 },
+    });
+    const harness = h;
+    const opened = incident('incident.opened', 'okta');
+    const resolved = incident('incident.resolved', 'okta');
+    await harness.route(opened);
+    await harness.hook.waitFor(1, 10_000);
+    // The next cycle resolves it while the opening waits for its retry (0.5–1.5 s).
+    await harness.route(resolved);
+    await harness.hook.waitFor(3, 20_000);
+    expect(harness.hook.received.map((r) => r.headers['webhook-id'])).toEqual([
+      `${opened.id}:all:hook`,
+      `${opened.id}:all:hook`,
+      `${resolved.id}:all:hook`,
+    ]);
+    await waitFor(
+      async () => (await harness.deliveries.state(`${resolved.id}:all:hook`)) === 'sent',
+      {
+        what: 'the closing marked sent',
+      },
+    );
+    // Once the opening was sent, its listing went (the closing, which waited in a job of its
+    // own, is listed itself): a later delivery of the lifecycle waits for nothing.
+    expect(
+      await harness.tr.redis.zrange(
+        harness.tr.keys.key('delivery-open', 'all|hook|okta|incident:inc-okta-1'),
+        '0',
+        '-1',
+      ),
+    ).toEqual([`${resolved.id}:all:hook`]);
+  });
+
   it('a subscription edited after an opening still gets its closing, on the channel it was told; one that dropped the closing kind does not', async () => {
     h = await noiseHarness(
       [

@@ -14,10 +14,14 @@
  *
  * Beside it, `{prefix}:delivery-sending:<id>` (value `1`, short TTL renewed by its sender) says a
  * send of the delivery is still running somewhere after its batch handed it to its retry job (a
- * stalled send): that job waits while it is there, on every replica.
+ * stalled send): that job waits while it is there, on every replica. And
+ * `{prefix}:delivery-open:<subscription>|<channel>|<lifecycle>` (sorted set: delivery id by its
+ * rank, `ORDER_HORIZON_MS`) lists the deliveries of a lifecycle on a route that were handed to
+ * jobs of their own: the later ones wait for them (`order.ts`).
  */
 import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
+import { ORDER_HORIZON_MS, horizonRank, type Ordered } from './order.js';
 
 export type LedgerEntry =
   | { state: 'claimed'; owner: string }
@@ -68,6 +72,10 @@ export class DeliveryLedger {
     return this.keys.key('delivery', id);
   }
 
+  private openKey(field: string): string {
+    return this.keys.key('delivery-open', field);
+  }
+
   private sendingKey(id: string): string {
     return this.keys.key('delivery-sending', id);
   }
@@ -104,14 +112,42 @@ export class DeliveryLedger {
 
   /**
    * Hands a delivery to its retry job: true when `owner` held it (or nobody did), false when it
-   * is someone else's now (sent, or held by another batch) and must be left alone.
+   * is someone else's now (sent, or held by another batch) and must be left alone. `order`: it
+   * is listed in its lifecycle's index on its route (`order.ts`) in the same step.
    */
-  async handOff(id: string, owner: string): Promise<boolean> {
-    const took = await this.scripts.ledgerHandOff(
-      [this.key(id)],
-      [owner, String(this.retryTtlSeconds)],
-    );
+  async handOff(id: string, owner: string, order?: Ordered): Promise<boolean> {
+    const took =
+      order === undefined
+        ? await this.scripts.ledgerHandOff([this.key(id)], [owner, String(this.retryTtlSeconds)])
+        : await this.scripts.ledgerHandOff(
+            [this.key(id), this.openKey(order.field)],
+            [owner, String(this.retryTtlSeconds), String(order.rank), String(ORDER_HORIZON_MS), id],
+          );
     return took === 1;
+  }
+
+  /**
+   * For each of `orders`, the deliveries listed in its lifecycle's index with a lower rank,
+   * leaving out listings past `ORDER_HORIZON_MS` at `now` (they go with the index, which expires
+   * that long after its last listing). One round trip, one command per order.
+   */
+  async listedBefore(orders: readonly Ordered[], now: number): Promise<string[][]> {
+    if (orders.length === 0) return [];
+    const p = this.redis.pipeline();
+    const oldest = String(horizonRank(now));
+    for (const { field, rank } of orders)
+      p.zrangebyscore(this.openKey(field), oldest, `(${String(rank)}`);
+    const replies = (await p.exec()) ?? [];
+    return orders.map((_, i) => {
+      const [err, ids] = replies[i] ?? [new Error('no reply'), null];
+      if (err !== null) throw err;
+      return ids as string[];
+    });
+  }
+
+  /** Takes deliveries that are sent or dead out of a lifecycle's index. */
+  async unlist(field: string, ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.redis.zrem(this.openKey(field), ...ids);
   }
 
   /** Undoes a hand-off whose retry job could not be added: the batch holds the delivery again. */

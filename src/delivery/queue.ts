@@ -10,6 +10,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
+import { orderOf, type Ordered } from './order.js';
 import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
@@ -125,7 +126,10 @@ export class DeliveryQueue {
     deadOnArrival?: string,
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
-    if (!(await this.ledger.handOff(notification.id, owner))) return false;
+    if (
+      !(await this.ledger.handOff(notification.id, owner, this.openOf(notification, deadOnArrival)))
+    )
+      return false;
     try {
       await this.putRetryJob(
         {
@@ -156,7 +160,8 @@ export class DeliveryQueue {
     slotReserved = true,
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
-    if (!(await this.ledger.handOff(notification.id, owner))) return false;
+    if (!(await this.ledger.handOff(notification.id, owner, this.openOf(notification))))
+      return false;
     try {
       await this.putRetryJob(
         { notification, priorAttempts: 0, ...(slotReserved ? { slotFor: 0 } : {}) },
@@ -167,6 +172,14 @@ export class DeliveryQueue {
       throw err;
     }
     return true;
+  }
+
+  /**
+   * Where a delivery handed to a job of its own is listed for the later deliveries of its
+   * lifecycle to wait for (`order.ts`): nowhere when it is not a single event or dead on arrival.
+   */
+  private openOf(n: Notification, deadOnArrival?: string): Ordered | undefined {
+    return deadOnArrival === undefined ? (orderOf(n) ?? undefined) : undefined;
   }
 
   /**

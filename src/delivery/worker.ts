@@ -29,6 +29,7 @@ import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
 import { Pacer } from './pacer.js';
+import { orderOf, orderWaitMs } from './order.js';
 import { startWorker } from '../queues.js';
 import type { BatchJobData, DeliveryJobData, DeliveryQueue } from './queue.js';
 
@@ -89,6 +90,8 @@ export interface DeliveryWorkerOptions {
   backoff?: (attemptsMade: number, err: unknown) => number;
   /** How long a send may hold its limiter slot and its batch (default DEFAULT_STALL_MS). */
   stallMs?: number;
+  /** How long a delivery behind an earlier one of its lifecycle waits to look again (`order.ts`). */
+  orderWaitMs?: () => number;
   now?: () => number;
 }
 
@@ -117,6 +120,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private readonly limit: LimitFunction;
   private readonly pacer: Pacer;
   private readonly stallMs: number;
+  private readonly orderWait: () => number;
   private readonly loads = new Map<string, ChannelLoad>();
   /** Deliveries whose stalled send goes on after its batch handed them to a job of their own. */
   private readonly detached = new Map<string, Promise<void>>();
@@ -134,6 +138,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.backoff = options.backoff ?? retryDelay;
     this.limit = pLimit(options.concurrency ?? 16);
     this.stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+    this.orderWait = options.orderWaitMs ?? (() => orderWaitMs());
   }
 
   start(): void {
@@ -441,14 +446,21 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     const { notifications } = job.data;
     const jobId = job.id ?? '';
     const { deliveries } = this.options;
-    const claims = await deliveries.ledger.claim(
-      notifications.map((n) => n.id),
-      batchOwner(jobId),
-    );
+    // Read beside the claim (no round trip of its own): which deliveries must wait for an
+    // earlier one of their lifecycle (`order.ts`).
+    const [claims, behind] = await Promise.all([
+      deliveries.ledger.claim(
+        notifications.map((n) => n.id),
+        batchOwner(jobId),
+      ),
+      this.behind(notifications),
+    ]);
     const rerun = job.attemptsStarted > 1;
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
         const claim = claims[i];
+        if ((claim === 'new' || claim === 'mine') && behind.has(n.id))
+          return this.waitBehind(n, jobId);
         if (claim === 'new' || claim === 'mine') return this.sendFromBatch(n, jobId);
         // A re-run after a crash between a hand-off and its job: add the missing job.
         if (claim === 'handed' && rerun) return deliveries.repairRetryJob(n);
@@ -463,6 +475,51 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     // this job cannot overlap one.
     const failed = results.find((r) => r.status === 'rejected');
     if (failed !== undefined) throw toError(failed.reason);
+  }
+
+  /**
+   * The deliveries of `candidates` that must wait (`order.ts`): an earlier delivery of their
+   * lifecycle on their route, handed to a job of its own, is not sent or dead yet. One round
+   * trip, then a look at each listed delivery, all at once (listings are rare: deliveries that
+   * failed or stalled in their batch, or that their channel made wait). A listed delivery whose
+   * retry job is not there yet (its hand-off is a step ahead) counts as waiting to be sent.
+   */
+  private async behind(candidates: readonly Notification[]): Promise<Set<string>> {
+    const orders = candidates.flatMap((n) => {
+      const order = orderOf(n);
+      return order === null ? [] : [{ n, ...order }];
+    });
+    const out = new Set<string>();
+    if (orders.length === 0) return out;
+    const { deliveries } = this.options;
+    const listed = await deliveries.ledger.listedBefore(orders, this.now());
+    const looks: Promise<void>[] = [];
+    for (const [i, { n, field }] of orders.entries()) {
+      const ids = listed[i] ?? [];
+      if (ids.length === 0) continue;
+      looks.push(
+        (async () => {
+          const states = await Promise.all(ids.map((id) => deliveries.state(id)));
+          if (states.some((st) => st !== 'sent' && st !== 'dead')) out.add(n.id);
+          // Sent or dead: it holds nobody back any more.
+          await deliveries.ledger.unlist(
+            field,
+            ids.filter((_, k) => states[k] === 'sent' || states[k] === 'dead'),
+          );
+        })(),
+      );
+    }
+    await Promise.all(looks);
+    return out;
+  }
+
+  /** A delivery that must wait for an earlier one of its lifecycle: a job of its own waits. */
+  private async waitBehind(n: Notification, jobId: string): Promise<void> {
+    if (await this.options.deliveries.addPacedJob(n, jobId, this.orderWait(), false))
+      this.options.log.info(
+        { event: 'delivery:ordered', deliveryId: n.id, channel: n.channel },
+        `delivery ${n.id} waits: an earlier delivery of its lifecycle to ${n.channel} is not sent yet`,
+      );
   }
 
   /** The deliveries a failing batch still holds (or never claimed) become dead letters. */
@@ -602,6 +659,12 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       throw new DelayedError();
     }
     if (entry.state === 'sent') return; // sent by its batch's stalled send, or a re-run batch
+    if ((await this.behind([n])).size > 0) {
+      // Behind an earlier delivery of its lifecycle that is not sent yet: later, without using
+      // an attempt.
+      await job.moveToDelayed(Date.now() + this.orderWait(), token);
+      throw new DelayedError();
+    }
     const attempt = data.priorAttempts + job.attemptsMade + 1;
     const channel = this.options.channels().get(n.channel);
     if (channel?.pacing != null) {

@@ -39,8 +39,9 @@ export class Handoff {
         defaultJobOptions: {
           removeOnComplete: { age: CYCLE_RETENTION_SECONDS },
           removeOnFail: { age: 30 * 24 * 3600 },
-          attempts: 10,
-          backoff: { type: 'exponential', delay: 1000 },
+          // Retried in place by the router (`Router.process`), in order: a BullMQ retry would
+          // let later cycles route first.
+          attempts: 1,
         },
       },
     );

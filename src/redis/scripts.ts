@@ -74,10 +74,13 @@ const SPECS = {
     readonly string[],
     number
   >('history-append'),
-  ledgerHandOff: script<[key: string], [owner: string, ttlSeconds: string], number>(
-    'ledger-hand-off',
-    1,
-  ),
+  ledgerHandOff: script<
+    // the ledger key, then optionally the lifecycle's index
+    readonly string[],
+    // owner, TTL seconds, then with the index: rank, index TTL ms, delivery id
+    readonly string[],
+    number
+  >('ledger-hand-off'),
   ledgerRevertHandOff: script<[key: string], [owner: string, ttlSeconds: string], number>(
     'ledger-revert-hand-off',
     1,

@@ -1,4 +1,5 @@
-import type { Job, Worker } from 'bullmq';
+import { UnrecoverableError, WaitingError, type Job, type Worker } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
@@ -62,8 +63,20 @@ export interface RouterOptions {
 export const ROUTING_MAX_STALLS = 3;
 
 /**
+ * How long a cycle whose routing fails is retried in place, holding the cycles after it back
+ * (`Router.process`): a later cycle may hold the closing of an opening in this one. Then the
+ * cycle fails for good (listed among the `transitions` queue's failed jobs).
+ */
+export const ROUTING_RETRY_BUDGET_MS = 17 * 60_000;
+
+/** The wait before in-place routing retry `n` (1 = the first): 1 s doubling, at most a minute. */
+export function routingRetryDelay(n: number): number {
+  return Math.min(60_000, 1000 * 2 ** Math.max(0, n - 1));
+}
+
+/**
  * How long the clock a cycle was first routed on is kept (see `Router.decisionTime`): longer
- * than the re-runs of one cycle take (its retries' backoff adds up to about 17 minutes).
+ * than the re-runs of one cycle take (`ROUTING_RETRY_BUDGET_MS`, and takeovers after stalls).
  */
 export const DECISION_TIME_RETENTION_MS = 3600_000;
 
@@ -114,6 +127,8 @@ function addToldClosings(
 export class Router {
   private worker: Worker<CycleBatch> | null = null;
   private readonly now: () => number;
+  /** Aborted by `stop`: a cycle waiting to retry its routing goes back to the head of the queue. */
+  private stopping = new AbortController();
 
   constructor(private readonly options: RouterOptions) {
     this.now = options.now ?? Date.now;
@@ -161,10 +176,13 @@ export class Router {
 
   async start(): Promise<void> {
     await this.resync();
+    this.stopping = new AbortController();
     const lockDuration = this.options.lockDurationMs ?? 30_000;
-    this.worker = startWorker(
+    const worker = startWorker(
       'transitions',
-      (job: Job<CycleBatch>) => this.process(job),
+      // Three parameters: BullMQ then hands the processor a signal, aborted by `cancelJob`.
+      (job: Job<CycleBatch>, token?: string, signal?: AbortSignal) =>
+        this.process(job, token, signal),
       this.options,
       {
         concurrency: 1,
@@ -173,6 +191,12 @@ export class Router {
         maxStalledCount: ROUTING_MAX_STALLS,
       },
     );
+    // A cycle whose lock lapsed (this process was cut off longer than the lock) stops retrying
+    // here: the stalled-job check puts it back at the head of the queue.
+    worker.on('lockRenewalFailed', (ids) => {
+      for (const id of ids) worker.cancelJob(id, 'lock lost');
+    });
+    this.worker = worker;
   }
 
   /**
@@ -273,7 +297,55 @@ export class Router {
     return Number.isFinite(stored) && stored > 0 ? stored : now;
   }
 
-  private async process(job: Job<CycleBatch>): Promise<number> {
+  /**
+   * Routes one cycle job. A failure (Redis errors) is retried here, after 1 s doubling up to a
+   * minute, for up to `ROUTING_RETRY_BUDGET_MS`, not through BullMQ's delayed retries: the job
+   * stays active, so (global concurrency 1) no later cycle is routed before it, and a closing
+   * in a later cycle never overtakes its opening in this one. A retry wait is cut short when
+   * the worker stops (the job goes back to the head of the queue, `moveToWait`) or loses the
+   * job's lock (the stalled-job check puts it back there, as one of its `ROUTING_MAX_STALLS`).
+   */
+  private async process(
+    job: Job<CycleBatch>,
+    token?: string,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    // Real time, not the injectable clock: the budget is how long the queue is held up.
+    const started = Date.now();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.routeOnce(job);
+      } catch (err) {
+        const wait = routingRetryDelay(attempt);
+        const message = err instanceof Error ? err.message : String(err);
+        if (Date.now() - started + wait > ROUTING_RETRY_BUDGET_MS) {
+          this.options.log.error(
+            { event: 'routing:failed', cycle: job.id, attempts: attempt, err: message },
+            `routing cycle ${String(job.id)} failed ${String(attempt)} times; giving up`,
+          );
+          // Failed for good, also a job of an earlier release that has attempts left: a BullMQ
+          // retry would let later cycles route before it.
+          throw new UnrecoverableError(message);
+        }
+        this.options.log.warn(
+          { event: 'routing:retry', cycle: job.id, attempt, retryInMs: wait, err: message },
+          `routing cycle ${String(job.id)} failed (${message}); retrying in ${String(wait)} ms, later cycles wait`,
+        );
+        const signals = [this.stopping.signal, ...(signal === undefined ? [] : [signal])];
+        try {
+          await sleep(wait, undefined, { signal: AbortSignal.any(signals) });
+        } catch {
+          if (this.stopping.signal.aborted && signal?.aborted !== true && token !== undefined) {
+            await job.moveToWait(token);
+            throw new WaitingError();
+          }
+          throw err;
+        }
+      }
+    }
+  }
+
+  private async routeOnce(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
     const deliveries = await this.routeBatch(transitions, () => this.decisionTime(job.id));
     this.options.log.debug(
@@ -288,6 +360,7 @@ export class Router {
   }
 
   async stop(): Promise<void> {
+    this.stopping.abort();
     if (this.worker !== null) await this.worker.close();
     this.worker = null;
   }

@@ -53,11 +53,13 @@ export async function noiseHarness(
     lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
     /** BullMQ lock duration of routing jobs (default 30 s): how soon a stalled cycle is taken over. */
     routingLockMs?: number;
+    /** How the webhook receiver answers (default 204 to everything). */
+    hookReply?: Parameters<typeof startReceiver>[0];
   },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
   const tr = await testRedis('noise');
-  const hook = await startReceiver(() => ({ status: 204 }), '/hook');
+  const hook = await startReceiver(o.hookReply ?? (() => ({ status: 204 })), '/hook');
   const slack = await startReceiver(() => ({ status: 200, body: 'ok' }), '/services/T0/B0/x');
   const config = parseConfig(
     stringify({

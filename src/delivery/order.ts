@@ -1,0 +1,52 @@
+/**
+ * Order within one lifecycle on one route. A delivery handed to a job of its own (its first
+ * attempt failed or stalled, or its channel made it wait) is sent later; meanwhile a later
+ * delivery of its lifecycle may go out first — for PagerDuty, a `trigger` after the `resolve`
+ * opens an incident nothing resolves, and a `resolve` retried after a reopening's `trigger`
+ * closes the reopened incident. So such a delivery is listed in its lifecycle's index on its
+ * route (score: its rank), and a delivery waits while one listed there with a lower rank is not
+ * yet sent or dead (`DeliveryWorker.behind`).
+ *
+ * The rank is the delivery's `createdAt` (the routing time of its cycle; cycles are routed one
+ * at a time, in order) doubled, plus one for a closing: an opening and its closing routed in one
+ * cycle share `createdAt`, and the closing ranks after it. Ranks are totally ordered and a
+ * delivery waits only for strictly lower ones, so no two deliveries ever wait for each other.
+ */
+import type { Notification } from '../notify/types.js';
+import { lifecycleKey, roleOf } from '../noise/policy.js';
+import { ledgerField } from '../routing/route.js';
+
+/**
+ * How long a listed delivery holds the later ones back at most (and how long the index lives):
+ * longer than a retry job's attempts normally take, bounded because nothing must wait for ever.
+ */
+export const ORDER_HORIZON_MS = 2 * 3600_000;
+
+/** How long a delivery that has to wait waits before it looks again (±50% jitter). */
+export const ORDER_WAIT_MS = 5000;
+
+export interface Ordered {
+  /** The route and lifecycle (`<subscription>|<channel>|<lifecycle key>`). */
+  field: string;
+  /** Its place in the lifecycle's order on the route (see the file comment). */
+  rank: number;
+}
+
+/** Where a delivery stands in its lifecycle's order; null for one that is not a single event. */
+export function orderOf(n: Notification): Ordered | null {
+  const t = n.transitions[0];
+  if (n.type !== 'event' || n.transitions.length !== 1 || t === undefined) return null;
+  return {
+    field: ledgerField({ subscription: n.subscription, channel: n.channel }, lifecycleKey(t)),
+    rank: n.createdAt * 2 + (roleOf(t) === 'closing' ? 1 : 0),
+  };
+}
+
+/** The rank a listing older than the horizon has (at `now`): lower ones are dropped. */
+export function horizonRank(now: number): number {
+  return (now - ORDER_HORIZON_MS) * 2;
+}
+
+export function orderWaitMs(random: () => number = Math.random): number {
+  return Math.round(ORDER_WAIT_MS * (0.5 + random()));
+}
