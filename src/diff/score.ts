@@ -12,6 +12,13 @@ export interface ScoreDiffInput {
   /** rules.scoreTrend: score.trend on a sustained fall of `points` over `windowMs`; absent = off. */
   trend?: { points: number; windowMs: number };
   now: number;
+  /**
+   * Services whose stored entry could not be read (say, written by a newer release): seen again
+   * silently, as on a first sight, with their sequence numbers starting at `now`, above any the
+   * lost entry reached, so no transition id of theirs repeats one already routed (and dropped
+   * as routed, a missed alert).
+   */
+  rebaseline?: ReadonlySet<string>;
 }
 
 const round2 = (n: number): number => Math.round(n * 100) / 100;
@@ -43,8 +50,14 @@ export function diffScores(input: ScoreDiffInput): DiffResult<ScoreEntry> {
         ? undefined
         : appendSample(prev?.history, nowSec, score, spacingSec, windowSec);
     if (prev === undefined) {
-      const first: ScoreEntry = { reference: score, grade: record.grade, seq: 0 };
+      const lost = input.rebaseline?.has(record.feedId) === true;
+      const first: ScoreEntry = {
+        reference: score,
+        grade: record.grade,
+        seq: lost ? input.now : 0,
+      };
       if (history !== undefined && history.length > 0) first.history = [...history];
+      if (lost) first.tseq = input.now;
       changed.set(record.feedId, first);
       continue;
     }

@@ -18,6 +18,13 @@ export interface SlaDiffInput {
   /** rules.slaForecast in ms: sla.forecast when a breach is projected within it; absent = off. */
   forecastMs?: number;
   now: number;
+  /**
+   * Services whose stored entry could not be read (say, written by a newer release): seen again
+   * silently, as on a first sight, with their sequence numbers starting at `now`, above any the
+   * lost entry reached, so no transition id of theirs repeats one already routed (and dropped
+   * as routed, a missed alert).
+   */
+  rebaseline?: ReadonlySet<string>;
 }
 
 /** The history kept for forecasts: lookback and spacing for a horizon. */
@@ -74,12 +81,11 @@ export function diffSla(input: SlaDiffInput): DiffResult<SlaEntry> {
         ? undefined
         : appendSample(prev?.history, nowSec, record.uptime30d, hist.spacingSec, hist.keepSec);
     if (prev === undefined) {
-      changed.set(
-        record.feedId,
-        history === undefined
-          ? { status: cls, seq: 0 }
-          : { status: cls, seq: 0, history: [...history] },
-      );
+      const lost = input.rebaseline?.has(record.feedId) === true;
+      const first: SlaEntry = { status: cls, seq: lost ? input.now : 0 };
+      if (history !== undefined) first.history = [...history];
+      if (lost) first.fseq = input.now;
+      changed.set(record.feedId, first);
       continue;
     }
     let seq = prev.seq;

@@ -10,6 +10,13 @@ export interface StatusDiffInput {
   confirmations: number;
   /** Unix ms of the poll; used when the upstream gives no `generated`. */
   now: number;
+  /**
+   * Services whose stored entry could not be read (say, written by a newer release): seen again
+   * silently, as on a first sight, with their sequence numbers starting at `now`, above any the
+   * lost entry reached, so no transition id of theirs repeats one already routed (and dropped
+   * as routed, a missed alert).
+   */
+  rebaseline?: ReadonlySet<string>;
 }
 
 /** Variant A official rows with verified evidence are the only ones whose silence means something. */
@@ -65,7 +72,7 @@ export function diffStatus(input: StatusDiffInput): DiffResult<StatusEntry> {
         raw: row.statusRaw,
         sourceKind: row.sourceKind,
         evidence,
-        seq: prev?.seq ?? 0,
+        seq: prev?.seq ?? (input.rebaseline?.has(row.feedId) === true ? now : 0),
         pending: null,
       });
       continue;

@@ -380,6 +380,7 @@ export class Pipeline {
       snapshot: res.data,
       confirmations: this.deps.rules.statusConfirmations,
       now,
+      rebaseline: prev.corruptFeeds,
     });
     return {
       ...diff,
@@ -519,6 +520,7 @@ export class Pipeline {
       report: res.data,
       ...(forecastMs === undefined ? {} : { forecastMs }),
       now,
+      rebaseline: prev.corruptFeeds,
     });
     return {
       ...diff,
@@ -541,6 +543,7 @@ export class Pipeline {
         ? {}
         : { trend: { points: rules.scoreTrend.points, windowMs: rules.scoreTrend.window } }),
       now,
+      rebaseline: prev.corruptFeeds,
     });
     return {
       ...diff,
