@@ -663,4 +663,40 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
     // It waited in its batch once, then in its own job at least once more.
     expect(looks).toBeGreaterThanOrEqual(2);
   });
+
+  it("an opening and its closing in one batch: the closing waits for the opening's attempt, and behind its retry when it failed", async () => {
+    h = await deliveryHarness();
+    const at = Date.now();
+    const opened = transition('incident.opened', {
+      id: 'tsamebatch0opened0123456789abcde',
+      subject: 'incident:inc-7',
+    });
+    const resolved = transition('incident.resolved', {
+      id: 'tsamebatch0resolved0123456789abc',
+      subject: 'incident:inc-7',
+    });
+    // One cycle: the same createdAt, the closing after the opening.
+    const open = notification([opened], {
+      id: `${opened.id}:payments:hook`,
+      channel: 'hook',
+      createdAt: at,
+    });
+    const close = notification([resolved], {
+      id: `${resolved.id}:payments:hook`,
+      channel: 'hook',
+      createdAt: at,
+    });
+    let refusals = 0;
+    const rx = await receiver((req) =>
+      webhookIdOf(req) === open.id && ++refusals <= 2 ? { status: 503 } : { status: 200 },
+    );
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const w = h.startWorker(() => registry, { ...fast, orderWaitMs: () => 30 });
+    await h.queue.enqueue([open, close]);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome === 'sent').length === 2, {
+      timeoutMs: 20_000,
+      what: 'both sent',
+    });
+    expect(rx.received.map(webhookIdOf)).toEqual([open.id, open.id, open.id, close.id]);
+  });
 });

@@ -4,6 +4,7 @@ import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
 import { ClientCommandCounter } from '../src/bench/support.js';
 import { QUEUES } from '../src/queues.js';
+import { scripts } from '../src/redis/scripts.js';
 import { ChannelRegistry } from '../src/delivery/channels.js';
 import { DeliveryQueue } from '../src/delivery/queue.js';
 import { silentLogger } from '../src/log.js';
@@ -360,6 +361,24 @@ describe('routing a cycle as one batch', () => {
         '-1',
       ),
     ).toEqual([`${resolved.id}:all:hook`]);
+  });
+
+  it("a cycle's routing time is kept for its re-runs and follows the previous cycle's, also from a replica whose clock is behind (up to a minute)", async () => {
+    tr = await testRedis('decided');
+    const call = (job: string, now: number): Promise<string> =>
+      scripts(tr!.redis).routingDecidedAt(
+        [tr!.keys.key('routing', 'decided-at', job), tr!.keys.key('routing', 'last-decided-at')],
+        [String(now), '3600000'],
+      );
+    expect(await call('c1', T0)).toBe(String(T0));
+    // The next cycle, routed by a replica 5 s behind: still after the first.
+    expect(await call('c2', T0 - 5000)).toBe(String(T0 + 1));
+    // A re-run keeps its first time.
+    expect(await call('c1', T0 + 9000)).toBe(String(T0));
+    expect(await call('c3', T0 + 10_000)).toBe(String(T0 + 10_000));
+    // A clock more than a minute behind is taken as it is (the times do not stay pinned).
+    expect(await call('c4', T0 - 120_000)).toBe(String(T0 - 120_000));
+    expect(await call('c5', T0 + 20_000)).toBe(String(T0 + 20_000));
   });
 
   it('a subscription edited after an opening still gets its closing, on the channel it was told; one that dropped the closing kind does not', async () => {

@@ -456,12 +456,34 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       this.behind(notifications),
     ]);
     const rerun = job.attemptsStarted > 1;
+    // Deliveries of one lifecycle on one route within the batch (an opening and its closing
+    // routed in one cycle) go one after the other, in batch (routing) order: a later one is
+    // looked at again once the earlier one's attempt is over, and waits if that one was handed
+    // to a job of its own (it failed, stalled or was paced).
+    const lastOf = new Map<string, Promise<unknown>>();
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
         const claim = claims[i];
         if ((claim === 'new' || claim === 'mine') && behind.has(n.id))
           return this.waitBehind(n, jobId);
-        if (claim === 'new' || claim === 'mine') return this.sendFromBatch(n, jobId);
+        if (claim === 'new' || claim === 'mine') {
+          const field = orderOf(n)?.field;
+          const earlier = field === undefined ? undefined : lastOf.get(field);
+          const run =
+            earlier === undefined
+              ? this.sendFromBatch(n, jobId)
+              : earlier.then(async () =>
+                  (await this.behind([n])).size > 0
+                    ? this.waitBehind(n, jobId)
+                    : this.sendFromBatch(n, jobId),
+                );
+          if (field !== undefined)
+            lastOf.set(
+              field,
+              run.catch(() => undefined),
+            );
+          return run;
+        }
         // A re-run after a crash between a hand-off and its job: add the missing job.
         if (claim === 'handed' && rerun) return deliveries.repairRetryJob(n);
         this.options.log.debug(
@@ -661,7 +683,11 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     if (entry.state === 'sent') return; // sent by its batch's stalled send, or a re-run batch
     if ((await this.behind([n])).size > 0) {
       // Behind an earlier delivery of its lifecycle that is not sent yet: later, without using
-      // an attempt.
+      // an attempt, and without a pacing slot (one it held is passed by meanwhile).
+      if (data.slotFor !== undefined) {
+        const { slotFor: _passed, ...rest } = data;
+        await job.updateData(rest);
+      }
       await job.moveToDelayed(Date.now() + this.orderWait(), token);
       throw new DelayedError();
     }

@@ -39,6 +39,11 @@ const SPECS = {
     readonly string[],
     [number, string]
   >('snapshot-commit', 2),
+  routingDecidedAt: script<
+    [decided: string, last: string],
+    [nowMs: string, retentionMs: string],
+    string
+  >('routing-decided-at', 2),
   hashFieldCas: script<[hash: string], [field: string, read: string, next: string], number>(
     'hash-field-cas',
     1,

@@ -5,6 +5,7 @@ import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
 import type { CycleBatch } from '../pipeline/handoff.js';
 import { openQueue, startWorker } from '../queues.js';
+import { scripts } from '../redis/scripts.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
@@ -278,33 +279,30 @@ export class Router {
   }
 
   /**
-   * The clock a cycle job is routed on: that of its first run, kept in Redis for an hour (SET NX
-   * and GET, sent alongside the noise state's read: no round trip of its own). A re-run after a crash between the delivery enqueue and the
-   * commit, or after a lock lost to a Redis outage, then decides as the first run did, also
-   * across the start of quiet hours. A silence that ended in between is no longer in force,
-   * so such a re-run does not apply it.
+   * The clock a cycle job is routed on: that of its first run, kept in Redis for an hour
+   * (`routing-decided-at.lua`, sent alongside the noise state's read: no round trip of its own).
+   * A re-run after a crash between the delivery enqueue and the commit, or after a lock lost to
+   * a Redis outage, then decides as the first run did, also across the start of quiet hours. A
+   * silence that ended in between is no longer in force, so such a re-run does not apply it. A
+   * first run's time is also later than the previous cycle's (by 1 ms when this replica's clock
+   * is behind, up to a minute): it is the `createdAt` of the cycle's deliveries, which orders
+   * them within their lifecycles (`src/delivery/order.ts`).
    */
   private async decisionTime(jobId: string | undefined): Promise<number> {
     const now = this.now();
     if (jobId === undefined) return now;
-    const key = this.options.keys.key('routing', 'decided-at', jobId);
-    const replies = await this.options.connection
-      .multi()
-      .set(key, String(now), 'PX', DECISION_TIME_RETENTION_MS, 'NX')
-      .get(key)
-      .exec();
-    const stored = Number(replies?.[1]?.[1]);
+    const stored = Number(
+      await scripts(this.options.connection).routingDecidedAt(
+        [
+          this.options.keys.key('routing', 'decided-at', jobId),
+          this.options.keys.key('routing', 'last-decided-at'),
+        ],
+        [String(now), String(DECISION_TIME_RETENTION_MS)],
+      ),
+    );
     return Number.isFinite(stored) && stored > 0 ? stored : now;
   }
 
-  /**
-   * Routes one cycle job. A failure (Redis errors) is retried here, after 1 s doubling up to a
-   * minute, for up to `ROUTING_RETRY_BUDGET_MS`, not through BullMQ's delayed retries: the job
-   * stays active, so (global concurrency 1) no later cycle is routed before it, and a closing
-   * in a later cycle never overtakes its opening in this one. A retry wait is cut short when
-   * the worker stops (the job goes back to the head of the queue, `moveToWait`) or loses the
-   * job's lock (the stalled-job check puts it back there, as one of its `ROUTING_MAX_STALLS`).
-   */
   private async process(
     job: Job<CycleBatch>,
     token?: string,

@@ -13,6 +13,8 @@ if v == false or v == ARGV[1] then
   redis.call('SET', KEYS[1], 'j', 'EX', ARGV[2])
   if KEYS[2] then
     redis.call('ZADD', KEYS[2], ARGV[3], ARGV[5])
+    -- Listings past the horizon (ranks are Unix ms doubled) hold nobody back: they go.
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[3]) - 2 * tonumber(ARGV[4])))
     redis.call('PEXPIRE', KEYS[2], ARGV[4])
   end
   return 1
