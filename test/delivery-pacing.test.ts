@@ -43,11 +43,20 @@ function slack(url: string): ChannelConfig {
 /** `count` deliveries to `channel`, each its own transition. */
 function deliveries(channel: string, count: number, tag: string): Notification[] {
   return Array.from({ length: count }, (_, i) =>
-    notification([transition('incident.opened', { id: `t${tag}${String(i).padStart(4, '0')}` })], {
-      id: `t${tag}${String(i).padStart(4, '0')}:payments:${channel}`,
-      channel,
-      createdAt: Date.now(),
-    }),
+    notification(
+      [
+        transition('incident.opened', {
+          id: `t${tag}${String(i).padStart(4, '0')}`,
+          // Each its own incident (deliveries of one lifecycle on a channel go out in order).
+          subject: `incident:${tag}-${String(i)}`,
+        }),
+      ],
+      {
+        id: `t${tag}${String(i).padStart(4, '0')}:payments:${channel}`,
+        channel,
+        createdAt: Date.now(),
+      },
+    ),
   );
 }
 

@@ -103,7 +103,11 @@ async function slowReceiver(
 }
 
 function delivery(tag: string): Notification {
-  const t = transition('incident.opened', { id: `tstall${tag}0123456789` });
+  // Each its own incident (deliveries of one lifecycle on a channel go out in order).
+  const t = transition('incident.opened', {
+    id: `tstall${tag}0123456789`,
+    subject: `incident:stall-${tag}`,
+  });
   return notification([t], { id: `${t.id}:payments:hook`, channel: 'hook', createdAt: Date.now() });
 }
 

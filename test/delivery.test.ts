@@ -43,7 +43,11 @@ async function receiver(reply: (req: ReceivedRequest, index: number) => Reply): 
 
 /** One event delivery to channel `hook` (ids are unique per test thanks to the Redis prefix). */
 function delivery(kindSuffix = 'a', channel = 'hook'): Notification {
-  const t = transition('incident.opened', { id: `tdelivery${kindSuffix}0123456789` });
+  // Each its own incident (deliveries of one lifecycle on a channel go out in order).
+  const t = transition('incident.opened', {
+    id: `tdelivery${kindSuffix}0123456789`,
+    subject: `incident:d-${kindSuffix}`,
+  });
   return notification([t], {
     id: `${t.id}:payments:${channel}`,
     channel,
