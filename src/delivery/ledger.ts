@@ -23,6 +23,9 @@ import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import { ORDER_HORIZON_MS, horizonRank, type Ordered } from './order.js';
 
+/** Where a delivery is listed, or looked up, in its lifecycle's order. */
+type Listing = Pick<Ordered, 'field' | 'rank'>;
+
 export type LedgerEntry =
   | { state: 'claimed'; owner: string }
   | { state: 'retry_job' }
@@ -115,7 +118,7 @@ export class DeliveryLedger {
    * is someone else's now (sent, or held by another batch) and must be left alone. `order`: it
    * is listed in its lifecycle's index on its route (`order.ts`) in the same step.
    */
-  async handOff(id: string, owner: string, order?: Ordered): Promise<boolean> {
+  async handOff(id: string, owner: string, order?: Listing): Promise<boolean> {
     const took =
       order === undefined
         ? await this.scripts.ledgerHandOff([this.key(id)], [owner, String(this.retryTtlSeconds)])
@@ -131,7 +134,7 @@ export class DeliveryLedger {
    * leaving out listings past `ORDER_HORIZON_MS` at `now` (they go with the index, which expires
    * that long after its last listing). One round trip, one command per order.
    */
-  async listedBefore(orders: readonly Ordered[], now: number): Promise<string[][]> {
+  async listedBefore(orders: readonly Listing[], now: number): Promise<string[][]> {
     if (orders.length === 0) return [];
     const p = this.redis.pipeline();
     const oldest = String(horizonRank(now));

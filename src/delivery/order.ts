@@ -30,6 +30,12 @@ export interface Ordered {
   field: string;
   /** Its place in the lifecycle's order on the route (see the file comment). */
   rank: number;
+  /**
+   * Nothing of its lifecycle comes before it (`incident.opened`: an incident back after its
+   * resolution is `incident.updated`), so it never has to wait: not looked up, which keeps a
+   * storm of new incidents free of the lookups.
+   */
+  first: boolean;
 }
 
 /** Where a delivery stands in its lifecycle's order; null for one that is not a single event. */
@@ -39,6 +45,7 @@ export function orderOf(n: Notification): Ordered | null {
   return {
     field: ledgerField({ subscription: n.subscription, channel: n.channel }, lifecycleKey(t)),
     rank: n.createdAt * 2 + (roleOf(t) === 'closing' ? 1 : 0),
+    first: t.kind === 'incident.opened',
   };
 }
 

@@ -509,7 +509,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private async behind(candidates: readonly Notification[]): Promise<Set<string>> {
     const orders = candidates.flatMap((n) => {
       const order = orderOf(n);
-      return order === null ? [] : [{ n, ...order }];
+      return order === null || order.first ? [] : [{ n, ...order }];
     });
     const out = new Set<string>();
     if (orders.length === 0) return out;
