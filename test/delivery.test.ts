@@ -576,6 +576,26 @@ describe('batched deliveries: one sender per delivery id (real Redis, real HTTP)
 });
 
 describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
+  /** The opening and the closing of one incident to channel `hook`, the closing `laterMs` after. */
+  function openingAndClosing(
+    tag: string,
+    laterMs: number,
+  ): { open: Notification; close: Notification } {
+    const at = Date.now();
+    const [open, close] = (['incident.opened', 'incident.resolved'] as const).map((kind, i) => {
+      const t = transition(kind, {
+        id: `${tag}${kind.replace('.', '')}`.padEnd(32, '0'),
+        subject: `incident:${tag}`,
+      });
+      return notification([t], {
+        id: `${t.id}:payments:hook`,
+        channel: 'hook',
+        createdAt: at + i * laterMs,
+      });
+    });
+    return { open: open!, close: close! };
+  }
+
   it('the index: a delivery sees only listings ranked before it (a closing after its opening, a reopening after its closing), within the horizon', async () => {
     h = await deliveryHarness();
     const { ledger } = h.queue;
@@ -621,25 +641,7 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
 
   it('a closing whose batch finds its opening retrying waits in a job of its own, looking again until the opening is sent: the receiver gets the opening, then the closing', async () => {
     h = await deliveryHarness();
-    const at = Date.now();
-    const opened = transition('incident.opened', {
-      id: 'tordering0opened0123456789abcdef',
-      subject: 'incident:inc-9',
-    });
-    const resolved = transition('incident.resolved', {
-      id: 'tordering0resolved0123456789abcd',
-      subject: 'incident:inc-9',
-    });
-    const open = notification([opened], {
-      id: `${opened.id}:payments:hook`,
-      channel: 'hook',
-      createdAt: at,
-    });
-    const close = notification([resolved], {
-      id: `${resolved.id}:payments:hook`,
-      channel: 'hook',
-      createdAt: at + 1000,
-    });
+    const { open, close } = openingAndClosing('tordering', 1000);
     // The opening is refused six times (retried every 50 ms), long after the closing's first
     // look (the closing looks again every 30 ms).
     let refusals = 0;
@@ -670,26 +672,8 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
 
   it("an opening and its closing in one batch: the closing waits for the opening's attempt, and behind its retry when it failed", async () => {
     h = await deliveryHarness();
-    const at = Date.now();
-    const opened = transition('incident.opened', {
-      id: 'tsamebatch0opened0123456789abcde',
-      subject: 'incident:inc-7',
-    });
-    const resolved = transition('incident.resolved', {
-      id: 'tsamebatch0resolved0123456789abc',
-      subject: 'incident:inc-7',
-    });
     // One cycle: the same createdAt, the closing after the opening.
-    const open = notification([opened], {
-      id: `${opened.id}:payments:hook`,
-      channel: 'hook',
-      createdAt: at,
-    });
-    const close = notification([resolved], {
-      id: `${resolved.id}:payments:hook`,
-      channel: 'hook',
-      createdAt: at,
-    });
+    const { open, close } = openingAndClosing('tsamebatch', 0);
     let refusals = 0;
     const rx = await receiver((req) =>
       webhookIdOf(req) === open.id && ++refusals <= 2 ? { status: 503 } : { status: 200 },

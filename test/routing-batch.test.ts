@@ -41,6 +41,59 @@ function incident(kind: EventKind, feedId: string, n = 1): Transition {
 
 const ALL = { name: 'all', services: ['*'], channels: ['hook'] };
 
+/**
+ * The harness's first load of the noise state fails (a Redis error), after it queued the next
+ * cycle (`next`): that cycle waits while the failing one is retried.
+ */
+function failFirstLoad(
+  harness: NoiseHarness,
+  next: Transition,
+): { readonly count: number; first: Promise<void> } {
+  const load = harness.store.loadGate.bind(harness.store);
+  let failed!: () => void;
+  const state = { count: 0, first: new Promise<void>((resolve) => (failed = resolve)) };
+  harness.store.loadGate = async (...args) => {
+    if (state.count === 0) {
+      state.count += 1;
+      await harness.handoff.enqueue([next]);
+      failed();
+      throw new Error('simulated Redis error while loading the noise state');
+    }
+    return load(...args);
+  };
+  return state;
+}
+
+/** The opening of okta's incident handed off, its routing failing once (`failFirstLoad`). */
+async function failingFirstCycle(): Promise<{
+  harness: NoiseHarness;
+  opened: Transition;
+  resolved: Transition;
+  failure: ReturnType<typeof failFirstLoad>;
+}> {
+  h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
+    start: T0,
+  });
+  const harness = h;
+  const opened = incident('incident.opened', 'okta');
+  const resolved = incident('incident.resolved', 'okta');
+  const failure = failFirstLoad(harness, resolved);
+  await harness.handoff.enqueue([opened]);
+  return { harness, opened, resolved, failure };
+}
+
+/** The opening and the closing both reach the webhook (in either order), and nothing is left told. */
+async function bothSentNothingTold(harness: NoiseHarness): Promise<void> {
+  await waitFor(() => harness.hooks().length === 2, { what: 'the opening and its closing' });
+  expect(
+    harness
+      .hooks()
+      .map((b) => b.type)
+      .sort(),
+  ).toEqual(['incident.opened', 'incident.resolved']);
+  expect(await harness.store.allTold()).toEqual(new Map());
+}
+
 let h: NoiseHarness | undefined;
 let tr: TestRedis | undefined;
 const closers: (() => Promise<void>)[] = [];
@@ -114,14 +167,7 @@ describe('routing a cycle as one batch', () => {
       incident('incident.opened', 'stripe'),
       incident('incident.resolved', 'stripe'),
     );
-    await waitFor(() => harness.hooks().length === 2, { what: 'two webhooks' });
-    expect(
-      harness
-        .hooks()
-        .map((b) => b.type)
-        .sort(),
-    ).toEqual(['incident.opened', 'incident.resolved']);
-    expect(await harness.store.allTold()).toEqual(new Map());
+    await bothSentNothingTold(harness);
   });
 
   it('a silenced opening and its closing inside one batch: neither is sent', async () => {
@@ -253,26 +299,9 @@ describe('routing a cycle as one batch', () => {
   });
 
   it('a cycle whose routing fails holds the later cycles back: the opening is sent before the closing a later cycle carries, and the ledger ends empty', async () => {
-    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
-      start: T0,
-    });
-    const harness = h;
-    const opened = incident('incident.opened', 'okta');
-    const resolved = incident('incident.resolved', 'okta');
-    const load = harness.store.loadGate.bind(harness.store);
-    let failures = 0;
-    harness.store.loadGate = async (...args) => {
-      if (failures === 0) {
-        failures += 1;
-        // The next cycle, with the closing, is queued while this one waits for its retry.
-        await harness.handoff.enqueue([resolved]);
-        throw new Error('simulated Redis error while loading the noise state');
-      }
-      return load(...args);
-    };
-    await harness.handoff.enqueue([opened]);
+    const { harness, opened, resolved, failure } = await failingFirstCycle();
     await waitFor(() => harness.hooks().length === 2, { what: 'the opening and its closing' });
-    expect(failures).toBe(1);
+    expect(failure.count).toBe(1);
     // Both sent (their batches may run side by side, so in either order) ...
     expect(new Set(harness.hook.received.map((r) => r.headers['webhook-id']))).toEqual(
       new Set([`${opened.id}:all:hook`, `${resolved.id}:all:hook`]),
@@ -284,27 +313,8 @@ describe('routing a cycle as one batch', () => {
   });
 
   it('a router stopped while a failing cycle waits for its retry puts the cycle back at the head of the queue: the next router routes it before the later cycle', async () => {
-    h = await noiseHarness([{ ...ALL, events: ['incident.opened', 'incident.resolved'] }], {
-      start: T0,
-    });
-    const harness = h;
-    const opened = incident('incident.opened', 'okta');
-    const resolved = incident('incident.resolved', 'okta');
-    const load = harness.store.loadGate.bind(harness.store);
-    let failed!: () => void;
-    const firstFailure = new Promise<void>((resolve) => (failed = resolve));
-    let failures = 0;
-    harness.store.loadGate = async (...args) => {
-      if (failures === 0) {
-        failures += 1;
-        await harness.handoff.enqueue([resolved]);
-        failed();
-        throw new Error('simulated Redis error while loading the noise state');
-      }
-      return load(...args);
-    };
-    await harness.handoff.enqueue([opened]);
-    await firstFailure;
+    const { harness, failure } = await failingFirstCycle();
+    await failure.first;
     // Stopped during the 1 s wait before the retry: the stop does not wait it out.
     await harness.router.stop();
     expect(await harness.handoff.queue.getJobCounts('wait', 'active', 'delayed')).toEqual({
@@ -313,14 +323,7 @@ describe('routing a cycle as one batch', () => {
       delayed: 0,
     });
     await harness.router.start();
-    await waitFor(() => harness.hooks().length === 2, { what: 'the opening and its closing' });
-    expect(
-      harness
-        .hooks()
-        .map((b) => b.type)
-        .sort(),
-    ).toEqual(['incident.opened', 'incident.resolved']);
-    expect(await harness.store.allTold()).toEqual(new Map());
+    await bothSentNothingTold(harness);
   });
 
   it('a closing waits while its opening is retried on the same channel: the receiver gets the opening first, once, then the closing', async () => {

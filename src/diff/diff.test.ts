@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type {
   Incident,
   IncidentList,
+  ScoreReport,
   ServiceState,
   SlaRecord,
   StatusSnapshot,
@@ -546,6 +547,23 @@ describe('diffSla', () => {
   });
 });
 
+/** A scores report with one service, `s`, at `score`. */
+function scoreReport(score: number): ScoreReport {
+  return {
+    summary: { servicesScored: 1, avgScore: null, topService: null },
+    scores: [
+      {
+        feedId: 's',
+        name: 's',
+        score,
+        grade: 'A',
+        tier: 'good',
+        components: { uptime: null, incidents: null, resolution: null, sla: null },
+      },
+    ],
+  };
+}
+
 describe('diffScores', () => {
   function run(scores: number[], threshold = 5) {
     let prev = new Map<string, ScoreEntry>();
@@ -553,19 +571,7 @@ describe('diffScores', () => {
     for (const score of scores) {
       const r = diffScores({
         previous: prev,
-        report: {
-          summary: { servicesScored: 1, avgScore: null, topService: null },
-          scores: [
-            {
-              feedId: 's',
-              name: 's',
-              score,
-              grade: 'A',
-              tier: 'good',
-              components: { uptime: null, incidents: null, resolution: null, sla: null },
-            },
-          ],
-        },
+        report: scoreReport(score),
         threshold,
         now: NOW,
       });
@@ -733,6 +739,17 @@ describe('an unreadable stored entry (status, SLA, score)', () => {
     }
   });
 
+  /** `ids(rebaseline, now)`: the ids of the change after a first sight. Re-baselined, it differs. */
+  function expectNewIdAfterLoss(
+    ids: (rebaseline: ReadonlySet<string> | undefined, now: number) => string[],
+  ): void {
+    const before = ids(undefined, NOW);
+    const after = ids(lost, LATER);
+    expect(before).toHaveLength(1);
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(before[0]);
+  }
+
   it('SLA: re-baselined silently, the next change gets a new id', () => {
     const report = (rec: SlaRecord) => ({
       summary: { servicesTracked: 1, complianceRate: null, servicesBreachingSla: null },
@@ -753,27 +770,11 @@ describe('an unreadable stored entry (status, SLA, score)', () => {
       });
       return next.transitions.map((t) => t.id);
     };
-    const before = ids(undefined, NOW);
-    const after = ids(lost, LATER);
-    expect(before).toHaveLength(1);
-    expect(after).toHaveLength(1);
-    expect(after[0]).not.toBe(before[0]);
+    expectNewIdAfterLoss(ids);
   });
 
   it('score: re-baselined silently, the next drop gets a new id', () => {
-    const report = (score: number) => ({
-      summary: { servicesScored: 1, avgScore: null, topService: null },
-      scores: [
-        {
-          feedId: 's',
-          name: 's',
-          score,
-          grade: 'A',
-          tier: 'good',
-          components: { uptime: null, incidents: null, resolution: null, sla: null },
-        },
-      ],
-    });
+    const report = scoreReport;
     const ids = (rebaseline: ReadonlySet<string> | undefined, now: number): string[] => {
       const base = diffScores({
         previous: new Map(),
@@ -786,10 +787,6 @@ describe('an unreadable stored entry (status, SLA, score)', () => {
       const next = diffScores({ previous: base.changed, report: report(80), threshold: 5, now });
       return next.transitions.map((t) => t.id);
     };
-    const before = ids(undefined, NOW);
-    const after = ids(lost, LATER);
-    expect(before).toHaveLength(1);
-    expect(after).toHaveLength(1);
-    expect(after[0]).not.toBe(before[0]);
+    expectNewIdAfterLoss(ids);
   });
 });
