@@ -118,15 +118,14 @@ export class DeliveryLedger {
    * is someone else's now (sent, or held by another batch) and must be left alone. `order`: it
    * is listed in its lifecycle's index on its route (`order.ts`) in the same step.
    */
-  async handOff(id: string, owner: string, order?: Listing): Promise<boolean> {
-    const took =
-      order === undefined
-        ? await this.scripts.ledgerHandOff([this.key(id)], [owner, String(this.retryTtlSeconds)])
-        : await this.scripts.ledgerHandOff(
-            [this.key(id), this.openKey(order.field)],
-            [owner, String(this.retryTtlSeconds), String(order.rank), String(ORDER_HORIZON_MS), id],
-          );
-    return took === 1;
+  async handOff(id: string, owner: string, order?: Listing | null): Promise<boolean> {
+    const keys = [this.key(id)];
+    const argv = [owner, String(this.retryTtlSeconds)];
+    if (order != null) {
+      keys.push(this.openKey(order.field));
+      argv.push(String(order.rank), String(ORDER_HORIZON_MS), id);
+    }
+    return (await this.scripts.ledgerHandOff(keys, argv)) === 1;
   }
 
   /**

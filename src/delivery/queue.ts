@@ -10,7 +10,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
-import { orderOf, type Ordered } from './order.js';
+import { orderOf } from './order.js';
 import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
@@ -127,7 +127,12 @@ export class DeliveryQueue {
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
     if (
-      !(await this.ledger.handOff(notification.id, owner, this.openOf(notification, deadOnArrival)))
+      !(await this.ledger.handOff(
+        notification.id,
+        owner,
+        // Listed for the later deliveries of its lifecycle to wait for, unless it is dead.
+        deadOnArrival === undefined ? orderOf(notification) : null,
+      ))
     )
       return false;
     try {
@@ -160,8 +165,7 @@ export class DeliveryQueue {
     slotReserved = true,
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
-    if (!(await this.ledger.handOff(notification.id, owner, this.openOf(notification))))
-      return false;
+    if (!(await this.ledger.handOff(notification.id, owner, orderOf(notification)))) return false;
     try {
       await this.putRetryJob(
         { notification, priorAttempts: 0, ...(slotReserved ? { slotFor: 0 } : {}) },
@@ -172,14 +176,6 @@ export class DeliveryQueue {
       throw err;
     }
     return true;
-  }
-
-  /**
-   * Where a delivery handed to a job of its own is listed for the later deliveries of its
-   * lifecycle to wait for (`order.ts`): nowhere when it is not a single event or dead on arrival.
-   */
-  private openOf(n: Notification, deadOnArrival?: string): Ordered | undefined {
-    return deadOnArrival === undefined ? (orderOf(n) ?? undefined) : undefined;
   }
 
   /**

@@ -464,9 +464,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
         const claim = claims[i];
-        if ((claim === 'new' || claim === 'mine') && behind.has(n.id))
-          return this.waitBehind(n, jobId);
         if (claim === 'new' || claim === 'mine') {
+          if (behind.has(n.id)) return this.waitBehind(n, jobId);
           const field = orderOf(n)?.field;
           const earlier = field === undefined ? undefined : lastOf.get(field);
           const run =

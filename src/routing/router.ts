@@ -6,6 +6,7 @@ import type { Transition } from '../diff/transition.js';
 import type { CycleBatch } from '../pipeline/handoff.js';
 import { openQueue, startWorker } from '../queues.js';
 import { scripts } from '../redis/scripts.js';
+import { toError } from '../errors.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
@@ -315,7 +316,7 @@ export class Router {
         return await this.routeOnce(job);
       } catch (err) {
         const wait = routingRetryDelay(attempt);
-        const message = err instanceof Error ? err.message : String(err);
+        const { message } = toError(err);
         if (Date.now() - started + wait > ROUTING_RETRY_BUDGET_MS) {
           this.options.log.error(
             { event: 'routing:failed', cycle: job.id, attempts: attempt, err: message },
