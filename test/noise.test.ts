@@ -236,6 +236,43 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(events.map((e) => e.eventId)).toEqual(['treopenedstripe1']);
   });
 
+  it('a closing routed after quiet hours end, before the tick that sends the catch-up, goes out in that catch-up behind its opening', async () => {
+    h = await nightHarness(['incident.opened', 'incident.resolved'], []);
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 10); // Wed 07:00:10 Berlin: quiet hours are over
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    h.clock.now += 2_000;
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(1);
+    // Nothing is held back once the catch-up is out: the next change goes out at once.
+    await h.route(incident('incident.opened', 'stripe', h.clock.now, 2));
+    await h.hook.waitFor(2);
+    expect(kinds(h)).toEqual(['catchup', 'incident.opened']);
+    const events = h.hooks()[0]?.data.events as { kind: string }[];
+    expect(events.map((e) => e.kind)).toEqual(['incident.opened', 'incident.resolved']);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(h.hook.received).toHaveLength(2);
+  });
+
+  it('a closing routed while a catch-up is claimed but not yet sent (the ticker died) goes out in the next catch-up, after it', async () => {
+    h = await nightHarness(['incident.opened', 'incident.resolved'], []);
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 10); // Wed 07:00:10 Berlin
+    // A tick claimed the held list and died before its catch-up was enqueued.
+    expect(await h.store.claimPositions('held', 'night|hook')).toHaveLength(1);
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    h.clock.now += 2_000;
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(1);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(2);
+    expect(kinds(h)).toEqual(['catchup', 'catchup']);
+    const events = h.hooks().map((b) => (b.data.events as { kind: string }[]).map((e) => e.kind));
+    expect(events).toEqual([['incident.opened'], ['incident.resolved']]);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(h.hook.received).toHaveLength(2);
+  });
+
   it('a closing through quiet hours marks nothing when nothing of the route is held (no state grows)', async () => {
     h = await nightHarness(
       ['incident.opened', 'incident.resolved'],

@@ -3,6 +3,7 @@ import type { EventKind } from '../config/events.js';
 import type { Transition } from '../diff/transition.js';
 import { admitBatch, type GateSubscription } from './gate.js';
 import { keyOfField, ledgerField } from '../routing/route.js';
+import { parseQuietWindow } from '../config/quiet-hours.js';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -72,5 +73,29 @@ describe('admitBatch', () => {
 
   it('keyOfField keeps a lifecycle key that itself holds "|"', () => {
     expect(keyOfField('sub-a|chan_1|stripe|incident:x|y')).toBe('stripe|incident:x|y');
+  });
+
+  it('after quiet hours, a route whose catch-up is still to go out holds what comes (due now); other routes send', () => {
+    const quiet = {
+      timezone: 'UTC',
+      windows: [parseQuietWindow('Mon-Sun 00:00-06:00')],
+      except: [],
+    };
+    const night = new Map<string, GateSubscription>([
+      ['all', { name: 'all', quietHours: quiet }],
+      ['day', { name: 'day', quietHours: quiet }],
+    ]);
+    const day = { subscription: 'day', channel: 'hook' };
+    const r = admitBatch({
+      items: [{ transition: t('incident.resolved', 's'), routes: [route, day] }],
+      subscriptions: night,
+      state: { told: new Set(), suppressed: new Set(), catchUpPending: new Set(['all|hook']) },
+      silences: [],
+      now: NOW,
+    });
+    expect(r.notifications.map((n) => n.id)).toEqual(['t-incident.resolved-s-1:day:hook']);
+    expect(r.effects.filter((e) => e.type === 'hold')).toEqual([
+      { type: 'hold', route: 'all|hook', transition: t('incident.resolved', 's'), until: NOW },
+    ]);
   });
 });

@@ -22,6 +22,11 @@ export type GateSubscription = Pick<SubscriptionConfig, 'name'> &
 export interface GateState {
   told: Set<string>;
   suppressed: Set<string>;
+  /**
+   * Routes (`routeKey`) whose quiet-hours catch-up is still to go out: held transitions, or a
+   * catch-up claimed and not yet finished. Needed for every route of the batch.
+   */
+  catchUpPending?: ReadonlySet<string>;
 }
 
 export type GateEffect =
@@ -101,6 +106,10 @@ export function admitBatch(input: GateInput): GateResult {
         if (q.quiet && !isExcepted(sub.quietHours, t.kind))
           quietUntil = q.endsAt ?? now + 24 * 3600 * 1000;
       }
+      // Quiet hours are over but their catch-up has not gone out yet (the ticker sends it): what
+      // comes meanwhile joins the next catch-up, behind what was held, so a closing cannot reach
+      // the team before its held opening (for PagerDuty, a trigger after its resolve).
+      if (!quiet && state.catchUpPending?.has(rk) === true) quietUntil = now;
       const d = decide({
         transition: t,
         silenced,

@@ -46,7 +46,10 @@ export interface AdmitInput {
   told: boolean;
   /** Its opening was silenced: the team never heard of it. */
   suppressed: boolean;
-  /** Inside quiet hours for this kind (null when no quiet hours apply, or the kind breaks through). */
+  /**
+   * Inside quiet hours for this kind, or after them while their catch-up is still to go out (null
+   * when neither applies, or the kind breaks through).
+   */
   quietUntil: number | null;
   /** The subscription batches bursts (`group:`). */
   grouped: boolean;

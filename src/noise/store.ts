@@ -88,16 +88,21 @@ export class NoiseStore {
 
   /**
    * The state one routed batch needs, in one round trip: which of `fields` are in the told and
-   * suppressed hashes (every field of both when `all`, for a batch that closes something), and
-   * which of `transitionIds` were routed already.
+   * suppressed hashes (every field of both when `all`, for a batch that closes something),
+   * which of `transitionIds` were routed already, and which of `routes` have a quiet-hours
+   * catch-up still to go out.
    */
   async loadGate(
     fields: readonly string[],
     all: boolean,
     transitionIds: readonly string[],
+    routes: readonly string[] = [],
   ): Promise<{ state: GateState; routed: Set<string> }> {
     const p = this.redis.pipeline();
     const uniqueFields = [...new Set(fields)];
+    const uniqueRoutes = [...new Set(routes)];
+    // A catch-up still to go out: held transitions, or a claim the ticker has not finished.
+    for (const r of uniqueRoutes) p.exists(this.k('held', r), this.k('held', r, 'claimed'));
     if (all) {
       p.hkeys(this.k('told'));
       p.hkeys(this.k('suppressed'));
@@ -113,20 +118,24 @@ export class NoiseStore {
       if (r[0] !== null) throw r[0];
       return r[1];
     };
-    const state: GateState = { told: new Set(), suppressed: new Set() };
-    let next = 0;
+    const catchUpPending = new Set<string>();
+    uniqueRoutes.forEach((r, i) => {
+      if (Number(value(i)) > 0) catchUpPending.add(r);
+    });
+    const state: GateState = { told: new Set(), suppressed: new Set(), catchUpPending };
+    let next = uniqueRoutes.length;
     if (all) {
-      for (const f of value(0) as string[]) state.told.add(f);
-      for (const f of value(1) as string[]) state.suppressed.add(f);
-      next = 2;
+      for (const f of value(next) as string[]) state.told.add(f);
+      for (const f of value(next + 1) as string[]) state.suppressed.add(f);
+      next += 2;
     } else if (uniqueFields.length > 0) {
-      const told = value(0) as (string | null)[];
-      const suppressed = value(1) as (string | null)[];
+      const told = value(next) as (string | null)[];
+      const suppressed = value(next + 1) as (string | null)[];
       uniqueFields.forEach((f, i) => {
         if (told[i] !== null && told[i] !== undefined) state.told.add(f);
         if (suppressed[i] !== null && suppressed[i] !== undefined) state.suppressed.add(f);
       });
-      next = 2;
+      next += 2;
     }
     const routed = new Set<string>();
     if (transitionIds.length > 0) {
