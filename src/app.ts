@@ -150,8 +150,7 @@ export class App extends EventEmitter<AppEvents> {
       channels: () => this.channels,
       premium: () => this.client.hasPremium,
       monthly: monthlyFigures(this.client),
-      lastPolled: async () =>
-        new Map([...(await this.history.upstream())].map(([kind, p]) => [kind, p.lastOk])),
+      lastLook: () => this.history.lastLook(),
       ...(deps.noiseTickMs === undefined ? {} : { noiseTickMs: deps.noiseTickMs }),
       ...(deps.deliveryLockMs === undefined ? {} : { deliveryLockMs: deps.deliveryLockMs }),
     });

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { PollKind } from './pipeline/cycle.js';
 import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
 import type { SubscriptionConfig } from './config/schema.js';
@@ -10,7 +9,7 @@ import type { ChannelRegistry } from './delivery/channels.js';
 import { DeliveryQueue } from './delivery/queue.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { NoiseStore } from './noise/store.js';
-import { NoiseTicker } from './noise/ticker.js';
+import { NoiseTicker, type LastLook } from './noise/ticker.js';
 import { SilenceStore, type SilenceStoreOptions } from './silences/store.js';
 
 /** What the routing → noise → delivery stages are built from. */
@@ -37,8 +36,8 @@ export interface StageDeps {
   monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
   /** How often the shared noise tick runs; default that of `NoiseTicker` (2 s). */
   noiseTickMs?: number;
-  /** When each poll kind last committed a cycle (reminders wait for a fresh look; `NoiseTicker`). */
-  lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
+  /** What the last committed polls saw (reminders wait for a fresh look; `NoiseTicker`). */
+  lastLook?: () => Promise<LastLook>;
   /**
    * The noise tick is driven by the caller (`noise.tick()`): `start()` starts neither its
    * schedule nor its worker. For tests on an injected clock.
@@ -123,7 +122,7 @@ export function composeStages(deps: StageDeps): Stages {
     log,
     now,
     ...(deps.noiseTickMs === undefined ? {} : { everyMs: deps.noiseTickMs }),
-    ...(deps.lastPolled === undefined ? {} : { lastPolled: deps.lastPolled }),
+    ...(deps.lastLook === undefined ? {} : { lastLook: deps.lastLook }),
   });
   const deliveryWorker = new DeliveryWorker({
     connection,

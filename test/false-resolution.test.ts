@@ -4,6 +4,7 @@ import type { Pipeline, PollKind } from '../src/pipeline/cycle.js';
 import type { Transition } from '../src/diff/transition.js';
 import type { Evidence } from '../src/sim/index.js';
 import { CatalogStore } from '../src/pipeline/catalog.js';
+import { HistoryStore } from '../src/history/store.js';
 import { kindsOf, pipelineHarness, type PipelineHarness } from './helpers/pipeline.js';
 
 let h: PipelineHarness | undefined;
@@ -153,6 +154,38 @@ describe('a vanished Variant A incident resolves only on evidence as new as its 
 
   it('the same with two replicas, sometimes polling at once', async () => {
     await interleavings(2, 16, 80);
+  });
+});
+
+describe('what an incidents cycle did not see is kept for the reminders', () => {
+  it('an open incident missing from the list counts as unseen until a list or a confirming read shows it again', async () => {
+    let history: HistoryStore | undefined;
+    h = await pipelineHarness(undefined, undefined, (tr) => {
+      history = new HistoryStore(tr.redis, tr.keys);
+      const store = history;
+      return { committed: (cycle) => store.record(cycle, () => true) };
+    });
+    const unseen = async (): Promise<string[]> =>
+      [...((await history?.lastLook())?.unseen ?? [])].sort();
+    await h.poll('status', 'incidents');
+    h.sim.openIncident(FEED, { id: 'okta-9', title: 'Login errors' });
+    h.sim.openIncident('stripe', { id: 'stripe-9', title: 'Payouts delayed' });
+    await h.poll('status', 'incidents');
+    expect(await unseen()).toEqual([]);
+    // Both hidden (stale evidence): their confirming reads prove nothing either.
+    h.sim.setEvidence(FEED, 'stale');
+    h.sim.setEvidence('stripe', 'stale');
+    expect(await h.poll('incidents')).toEqual([]);
+    expect(await unseen()).toEqual(['okta|incident:okta-9', 'stripe|incident:stripe-9']);
+    // Okta's confirming read shows its incident: seen.
+    h.sim.beforeNext({ path: CONFIRM, run: () => h?.sim.setEvidence(FEED, 'fresh') });
+    expect(await h.poll('incidents')).toEqual([]);
+    expect(await unseen()).toEqual(['stripe|incident:stripe-9']);
+    // Both listed again.
+    h.sim.setEvidence('stripe', 'fresh');
+    expect(await h.poll('incidents')).toEqual([]);
+    expect(await unseen()).toEqual([]);
+    expect(await handedOffForFeed(h)).toEqual([`incident.opened ${FEED}`]);
   });
 });
 

@@ -349,7 +349,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
           repeat: '1h',
         },
       ],
-      { start: TUE_2300_BERLIN, lastPolled: () => Promise.resolve(polled) },
+      { start: TUE_2300_BERLIN, lastLook: () => Promise.resolve({ polled, unseen: new Set() }) },
     );
     polled.set('incidents', h.clock.now);
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
@@ -374,6 +374,47 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     const reminder = h.hooks()[3];
     const events = reminder?.data.events as { service: { feedId: string } }[];
     expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+  });
+
+  it('after a downtime an incident the first poll did not see (its confirming read still to come) gets no reminder until it is seen again or closes', async () => {
+    const polled = new Map<PollKind, number>();
+    const unseen = new Set<string>();
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['stripe', 'adyen'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          repeat: '1h',
+        },
+      ],
+      { start: TUE_2300_BERLIN, lastLook: () => Promise.resolve({ polled, unseen }) },
+    );
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.route(incident('incident.opened', 'adyen', h.clock.now));
+    await h.hook.waitFor(2);
+    // Three days down. The first poll after it does not list either; one confirming read shows
+    // adyen's still open, stripe's waits for the next poll's read.
+    h.clock.now += 3 * 24 * 3600_000;
+    polled.set('incidents', h.clock.now);
+    unseen.add('stripe|incident:inc-stripe-1');
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(3);
+    // Still unseen an hour later: still no reminder. Then it is seen again: reminded.
+    h.clock.now += 3600_000;
+    polled.set('incidents', h.clock.now);
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(4);
+    unseen.clear();
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(5);
+    const reminded = h
+      .hooks()
+      .slice(2)
+      .map((b) => (b.data.events as { service: { feedId: string } }[])[0]?.service.feedId);
+    expect(reminded).toEqual(['adyen', 'adyen', 'stripe']);
+    expect(h.hook.received).toHaveLength(5);
   });
 
   it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {

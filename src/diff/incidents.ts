@@ -274,6 +274,38 @@ export function planIncidents(
   };
 }
 
+/** Whether a service's listed incidents include an id (a Set for many, so many open ids stay linear). */
+function listedIn(group: readonly Incident[]): (id: string) => boolean {
+  if (group.length <= SCAN_LIMIT) return (id) => group.some((incident) => incident.id === id);
+  const ids = new Set(group.map((incident) => incident.id));
+  return (id) => ids.has(id);
+}
+
+/**
+ * The open incidents a cycle did not see, as lifecycle keys (`<feedId>|incident:<id>`): open in
+ * the entry the diff leaves (`changed`, else the previous one), but neither in the planned list
+ * nor among the open incidents a confirming read of their service listed (`shown`). Only the
+ * plan's services can have one.
+ */
+export function unseenIncidents(
+  plan: IncidentsPlan,
+  changed: ReadonlyMap<string, IncidentsEntry>,
+  shown: ReadonlyMap<string, ReadonlySet<string>>,
+): Set<string> {
+  const out = new Set<string>();
+  for (const feedId of plan.feeds) {
+    const entry = changed.get(feedId) ?? plan.from.previous.get(feedId);
+    if (entry === undefined) continue;
+    const listed = listedIn(plan.byFeed.get(feedId) ?? []);
+    const read = shown.get(feedId);
+    for (const id in entry.open) {
+      if (!Object.hasOwn(entry.open, id)) continue;
+      if (read?.has(id) !== true && !listed(id)) out.add(`${feedId}|incident:${id}`);
+    }
+  }
+  return out;
+}
+
 /**
  * The services with a stored open incident the planned list does not show, in the order of
  * `previous`. Only the plan's services can have one: a service left out of it shows exactly its
@@ -285,11 +317,7 @@ export function vanishedFeeds(plan: IncidentsPlan): string[] {
   if (candidates.size === 0) return out;
   for (const [feedId, entry] of plan.from.previous) {
     if (!candidates.has(feedId)) continue;
-    const group = plan.byFeed.get(feedId) ?? [];
-    // A service with many incidents listed: a Set, so many open ids stay linear.
-    const ids = group.length > SCAN_LIMIT ? new Set(group.map((incident) => incident.id)) : null;
-    const listed = (id: string): boolean =>
-      ids === null ? group.some((incident) => incident.id === id) : ids.has(id);
+    const listed = listedIn(plan.byFeed.get(feedId) ?? []);
     for (const id in entry.open) {
       if (!Object.hasOwn(entry.open, id)) continue;
       if (listed(id)) continue;

@@ -6,6 +6,7 @@ export {
   diffIncidents,
   planIncidents,
   vanishedFeeds,
+  unseenIncidents,
   type IncidentsDiffInput,
   type IncidentsPlan,
 } from './incidents.js';

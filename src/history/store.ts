@@ -12,7 +12,7 @@
  * | `hist:score:h:<feedId>`, `hist:score:d:<feedId>` | sorted set | score, the same resolutions |
  * | `hist:latest:sla`, `hist:latest:score` | hash | feedId → the latest record (margin, target, uptime; score, grade) |
  * | `hist:events:<feedId>` | sorted set | every transition of the service (by `observedAt`), 90 days, at most 500 |
- * | `hist:upstream` | hash | poll kind → the last successful cycle (time, rate-limit headers) |
+ * | `hist:upstream` | hash | poll kind → the last successful cycle (time, rate-limit headers; for incidents, the open incidents it did not see) |
  *
  * Sample members are `<bucket start ms>:<value>` scored by the bucket start, so a later sample in
  * the same bucket replaces the earlier one (ZREMRANGEBYSCORE of the bucket, then ZADD). Every
@@ -26,6 +26,7 @@ import { scripts, type Scripts } from '../redis/scripts.js';
 import { transitionSchema, type Transition } from '../diff/transition.js';
 import type { StatusEntry } from '../diff/state.js';
 import type { CommittedCycle, PollKind } from '../pipeline/cycle.js';
+import type { LastLook } from '../noise/ticker.js';
 import type { ScoreReport, SlaReport } from '../upstream/model.js';
 import {
   DAY_MS,
@@ -64,6 +65,12 @@ export interface UpstreamPoll {
   remaining: number | null;
   /** Unix seconds of the rate-limit window's reset. */
   reset: number | null;
+  /**
+   * Incidents: the open incidents that cycle did not see (`CommittedCycle.unseen`), written with
+   * `lastOk` in one command, so a reader never pairs a poll's time with another poll's sightings.
+   * Absent in records written before it, and by an incidents cycle that does not tell.
+   */
+  unseen?: string[] | undefined;
 }
 
 const LATEST_SLA = zodShape<LatestSla>(
@@ -87,6 +94,7 @@ const UPSTREAM_POLL = zodShape<UpstreamPoll>(
     limit: z.number().nullable(),
     remaining: z.number().nullable(),
     reset: z.number().nullable(),
+    unseen: z.array(z.string()).optional(),
   }),
 );
 const EVENT = zodShape<Transition>('hist:event', transitionSchema);
@@ -159,6 +167,7 @@ export class HistoryStore {
         limit: cycle.rateLimit.limit,
         remaining: cycle.rateLimit.remaining,
         reset: cycle.rateLimit.reset,
+        ...(cycle.unseen === undefined ? {} : { unseen: [...cycle.unseen] }),
       }),
     );
     switch (cycle.kind) {
@@ -378,6 +387,15 @@ export class HistoryStore {
   }
 
   /** The last successful cycle of each poll kind that had one. */
+  /** What the last committed polls saw: when each kind committed, and the incidents unseen. */
+  async lastLook(): Promise<LastLook> {
+    const polls = await this.upstream();
+    return {
+      polled: new Map([...polls].map(([kind, p]) => [kind, p.lastOk])),
+      unseen: new Set(polls.get('incidents')?.unseen ?? []),
+    };
+  }
+
   async upstream(): Promise<Map<PollKind, UpstreamPoll>> {
     const all = await this.redis.hgetall(this.k('upstream'));
     const out = new Map<PollKind, UpstreamPoll>();

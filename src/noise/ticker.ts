@@ -56,11 +56,20 @@ export interface NoiseTickerOptions {
   /** How often the shared tick runs (one tick per interval across replicas). Default 2 s. */
   everyMs?: number;
   /**
-   * When each poll kind last committed a cycle (Unix ms, any replica). With it, a reminder waits
-   * until the poll that would have seen its opening close has run since the reminder fell due:
-   * after a downtime, nothing is called "still open" before the daemon has looked again.
+   * What the last committed polls saw (any replica). With it, a reminder waits until the poll
+   * that would have seen its opening close has run since the reminder fell due, and an incident's
+   * reminder waits while that poll did not see the incident (it vanished from the list and waits
+   * for its confirming read): after a downtime, nothing is called "still open" before the daemon
+   * has looked again and seen it.
    */
-  lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
+  lastLook?: () => Promise<LastLook>;
+}
+
+export interface LastLook {
+  /** When each poll kind last committed a cycle (Unix ms). */
+  polled: ReadonlyMap<PollKind, number>;
+  /** The open incidents the last incidents cycle did not see (lifecycle keys). */
+  unseen: ReadonlySet<string>;
 }
 
 /** The poll kind whose cycles see an opening of this kind close (none: upstream.*). */
@@ -277,7 +286,7 @@ export class NoiseTicker {
     plan: TickPlan,
   ): Promise<void> {
     let silences: Silence[] | undefined;
-    let polled: ReadonlyMap<PollKind, number> | undefined;
+    let look: LastLook | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined) continue;
@@ -291,10 +300,12 @@ export class NoiseTicker {
       const due = entry.lastSentAt + sub.repeat;
       if (now < due) continue;
       const source = sourcePoll(t.kind);
-      if (this.o.lastPolled !== undefined && source !== null) {
-        polled ??= await this.o.lastPolled();
+      if (this.o.lastLook !== undefined && source !== null) {
+        look ??= await this.o.lastLook();
         // Not looked at since it fell due (a downtime, a restart): the next tick after that poll.
-        if ((polled.get(source) ?? 0) < due) continue;
+        if ((look.polled.get(source) ?? 0) < due) continue;
+        // Looked at, but not seen: it closes once confirmed gone, or is reminded of once seen.
+        if (look.unseen.has(lifecycleKey(t))) continue;
       }
       silences ??= await this.o.silences();
       if (

@@ -7,6 +7,7 @@ import {
   diffIncidents,
   planIncidents,
   vanishedFeeds,
+  unseenIncidents,
   diffScores,
   diffSla,
   diffStatus,
@@ -113,6 +114,12 @@ export interface CommittedCycle {
   changed: ReadonlyMap<string, unknown>;
   /** The normalized response. */
   data: StatusSnapshot | IncidentList | SlaReport | ScoreReport;
+  /**
+   * Incidents cycles: the open incidents this cycle did not see (lifecycle keys,
+   * `<feedId>|incident:<id>`): stored open, but neither in the list nor in a confirming read
+   * (waiting for one, or hidden by the upstream). Nothing seen says they are still open.
+   */
+  unseen?: ReadonlySet<string>;
   rateLimit: RateLimitInfo;
   now: number;
 }
@@ -127,6 +134,8 @@ interface Fetched<E> {
   ageSeconds: number | null;
   /** The response variant, for the kinds that have one. */
   variant: string | undefined;
+  /** Incidents: see `CommittedCycle.unseen`. */
+  unseen?: ReadonlySet<string>;
 }
 
 /** One poll kind: its snapshot store and how it polls and diffs against the previous state. */
@@ -258,9 +267,17 @@ export class Pipeline {
       );
     }
     if (commit.ok && this.deps.committed !== undefined) {
-      const { changed, data, rateLimit } = fetched;
+      const { changed, data, rateLimit, unseen } = fetched;
       await this.deps
-        .committed({ kind, transitions, changed, data, rateLimit, now })
+        .committed({
+          kind,
+          transitions,
+          changed,
+          data,
+          rateLimit,
+          now,
+          ...(unseen === undefined ? {} : { unseen }),
+        })
         .catch((err: unknown) => {
           this.deps.log.warn(
             { event: 'history:failed', kind, err: toError(err).message },
@@ -420,6 +437,7 @@ export class Pipeline {
       now,
     });
     let rateLimit = res.rateLimit;
+    let shown: ReadonlyMap<string, ReadonlySet<string>> = new Map();
     if (list.variant === 'A') {
       // Variant A also omits incidents on stale or unverified evidence, and the status
       // poll's evidence is from another instant: absence resolves only what a confirming
@@ -427,9 +445,10 @@ export class Pipeline {
       const confirmed =
         complete && list.verificationState === 'verified'
           ? await this.confirmVanished(prev.entries, vanishedFeeds(plan), now)
-          : { gone: new Map<string, ReadonlySet<string>>(), rateLimit: null };
+          : { gone: new Map<string, ReadonlySet<string>>(), shown: new Map(), rateLimit: null };
       rateLimit = confirmed.rateLimit ?? rateLimit;
       resolvable = (feedId, incidentId) => confirmed.gone.get(feedId)?.has(incidentId) === true;
+      shown = confirmed.shown;
     }
     const diff = diffIncidents({
       previous: prev.entries,
@@ -461,6 +480,7 @@ export class Pipeline {
       ageSeconds: null,
       variant: list.variant,
       data: list,
+      unseen: unseenIncidents(plan, diff.changed, shown),
     };
   }
 
@@ -570,9 +590,15 @@ export class Pipeline {
     previous: ReadonlyMap<string, IncidentsEntry>,
     waiting: readonly string[],
     now: number,
-  ): Promise<{ gone: Map<string, ReadonlySet<string>>; rateLimit: RateLimitInfo | null }> {
+  ): Promise<{
+    gone: Map<string, ReadonlySet<string>>;
+    /** The open incidents each read listed, verified or not. */
+    shown: Map<string, ReadonlySet<string>>;
+    rateLimit: RateLimitInfo | null;
+  }> {
     const gone = new Map<string, ReadonlySet<string>>();
-    if (waiting.length === 0) return { gone, rateLimit: null };
+    const shown = new Map<string, ReadonlySet<string>>();
+    if (waiting.length === 0) return { gone, shown, rateLimit: null };
     const limit = Math.max(1, this.deps.rules.confirmationsPerCycle ?? DEFAULT_CONFIRMATIONS);
     const round = String(Math.floor(now / 1000));
     const chosen =
@@ -618,8 +644,9 @@ export class Pipeline {
           : `confirming read of ${feedId}: evidence not verified, its incidents stay open`,
       );
       if (verified) gone.set(feedId, new Set(ids));
+      shown.set(feedId, open);
     }
-    return { gone, rateLimit };
+    return { gone, shown, rateLimit };
   }
 
   /** Fills missing names and links from the catalog (one HMGET, only when something changed). */

@@ -1,11 +1,10 @@
 import { stringify } from 'yaml';
-import type { PollKind } from '../../src/pipeline/cycle.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
 import { silentLogger } from '../../src/log.js';
 import type { NoiseStore } from '../../src/noise/store.js';
-import type { NoiseTicker } from '../../src/noise/ticker.js';
+import type { LastLook, NoiseTicker } from '../../src/noise/ticker.js';
 import type { SilenceStore } from '../../src/silences/store.js';
 import type { Handoff } from '../../src/pipeline/handoff.js';
 import type { Router } from '../../src/routing/router.js';
@@ -49,8 +48,8 @@ export async function noiseHarness(
     start: number;
     apiKey?: string;
     monthly?: (month: string, feedIds: readonly string[]) => Promise<string[]>;
-    /** When each poll kind last committed a cycle (default: no such gate on reminders). */
-    lastPolled?: () => Promise<ReadonlyMap<PollKind, number>>;
+    /** What the last committed polls saw (default: no such gate on reminders). */
+    lastLook?: () => Promise<LastLook>;
     /** BullMQ lock duration of routing jobs (default 30 s): how soon a stalled cycle is taken over. */
     routingLockMs?: number;
     /** How the webhook receiver answers (default 204 to everything). */
@@ -90,7 +89,7 @@ export async function noiseHarness(
     silenceStore: { cacheMs: 0 },
     premium: () => o.apiKey !== undefined,
     ...(o.monthly === undefined ? {} : { monthly: o.monthly }),
-    ...(o.lastPolled === undefined ? {} : { lastPolled: o.lastPolled }),
+    ...(o.lastLook === undefined ? {} : { lastLook: o.lastLook }),
     manualNoiseTick: true,
     ...(o.routingLockMs === undefined ? {} : { routingLockMs: o.routingLockMs }),
   });

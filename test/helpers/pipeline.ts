@@ -32,7 +32,9 @@ export interface PipelineHarness {
 export async function pipelineHarness(
   simOptions: SimulatorOptions = {},
   rules: PipelineRules = { statusConfirmations: 2, scoreDrop: 5 },
-  extra: (tr: TestRedis) => Partial<Pick<PipelineDeps, 'vocabulary' | 'log'>> = () => ({}),
+  extra: (
+    tr: TestRedis,
+  ) => Partial<Pick<PipelineDeps, 'vocabulary' | 'log' | 'committed'>> = () => ({}),
 ): Promise<PipelineHarness> {
   const clock = {
     now: Date.UTC(2026, 10, 2, 12, 0, 0),
