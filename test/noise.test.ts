@@ -254,6 +254,25 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('a closing owed to a route its subscription no longer leads to waits for that route\'s catch-up too', async () => {
+    h = await nightHarness(['incident.opened', 'incident.resolved'], []);
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    // The team stops watching stripe overnight: the closing is still owed to the route.
+    const [night] = h.config.subscriptions;
+    if (night === undefined) throw new Error('one subscription expected');
+    h.config.subscriptions.splice(0, 1, { ...night, services: ['adyen'] });
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 10); // Wed 07:00:10 Berlin
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    h.clock.now += 2_000;
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1 });
+    await h.hook.waitFor(1);
+    expect(kinds(h)).toEqual(['catchup']);
+    const events = h.hooks()[0]?.data.events as { kind: string }[];
+    expect(events.map((e) => e.kind)).toEqual(['incident.opened', 'incident.resolved']);
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0 });
+    expect(h.hook.received).toHaveLength(1);
+  });
+
   it('a closing routed while a catch-up is claimed but not yet sent (the ticker died) goes out in the next catch-up, after it', async () => {
     h = await nightHarness(['incident.opened', 'incident.resolved'], []);
     await h.route(incident('incident.opened', 'stripe', h.clock.now));

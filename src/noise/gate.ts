@@ -24,7 +24,7 @@ export interface GateState {
   suppressed: Set<string>;
   /**
    * Routes (`routeKey`) whose quiet-hours catch-up is still to go out: held transitions, or a
-   * catch-up claimed and not yet finished. Needed for every route of the batch.
+   * catch-up claimed and not yet finished.
    */
   catchUpPending?: ReadonlySet<string>;
 }

@@ -89,20 +89,19 @@ export class NoiseStore {
   /**
    * The state one routed batch needs, in one round trip: which of `fields` are in the told and
    * suppressed hashes (every field of both when `all`, for a batch that closes something),
-   * which of `transitionIds` were routed already, and which of `routes` have a quiet-hours
-   * catch-up still to go out.
+   * which of `transitionIds` were routed already, and which routes have a quiet-hours catch-up
+   * still to go out.
    */
   async loadGate(
     fields: readonly string[],
     all: boolean,
     transitionIds: readonly string[],
-    routes: readonly string[] = [],
   ): Promise<{ state: GateState; routed: Set<string> }> {
     const p = this.redis.pipeline();
     const uniqueFields = [...new Set(fields)];
-    const uniqueRoutes = [...new Set(routes)];
-    // A catch-up still to go out: held transitions, or a claim the ticker has not finished.
-    for (const r of uniqueRoutes) p.exists(this.k('held', r), this.k('held', r, 'claimed'));
+    // The routes with a catch-up still to go out: a hold sets the route's marker, and only the
+    // tick's `finish` of a claim that left no held list behind removes it.
+    p.hkeys(this.k('held-until'));
     if (all) {
       p.hkeys(this.k('told'));
       p.hkeys(this.k('suppressed'));
@@ -118,12 +117,9 @@ export class NoiseStore {
       if (r[0] !== null) throw r[0];
       return r[1];
     };
-    const catchUpPending = new Set<string>();
-    uniqueRoutes.forEach((r, i) => {
-      if (Number(value(i)) > 0) catchUpPending.add(r);
-    });
+    const catchUpPending = new Set(value(0) as string[]);
     const state: GateState = { told: new Set(), suppressed: new Set(), catchUpPending };
-    let next = uniqueRoutes.length;
+    let next = 1;
     if (all) {
       for (const f of value(next) as string[]) state.told.add(f);
       for (const f of value(next + 1) as string[]) state.suppressed.add(f);

@@ -13,7 +13,7 @@ import type { CategoryStore } from './categories.js';
 import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
 import type { NoiseStore } from '../noise/store.js';
 import { admitBatch, type GateState } from '../noise/gate.js';
-import { ledgerField, parseLedgerField, routeKey } from './route.js';
+import { ledgerField, parseLedgerField } from './route.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
 import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
@@ -232,7 +232,6 @@ export class Router {
         fields,
         closes,
         transitions.map((t) => t.id),
-        items.flatMap(({ routes }) => routes.map(routeKey)),
       ),
       noise.silences(),
       clock(),
