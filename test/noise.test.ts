@@ -254,7 +254,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
-  it('a closing owed to a route its subscription no longer leads to waits for that route\'s catch-up too', async () => {
+  it("a closing owed to a route its subscription no longer leads to waits for that route's catch-up too", async () => {
     h = await nightHarness(['incident.opened', 'incident.resolved'], []);
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     // The team stops watching stripe overnight: the closing is still owed to the route.
