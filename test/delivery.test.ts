@@ -604,12 +604,12 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
     const rank = (at: number, closing: boolean): number => at * 2 + (closing ? 1 : 0);
     // An opening (T), its closing (T + 60 s) and a reopening (T + 120 s), each handed to a job
     // of its own; one more handed off without a listing.
-    expect(await ledger.handOff('t-open:p:h', 'b:1', { field, rank: rank(T, false) })).toBe(true);
+    expect(await ledger.handOff('t-open:p:h', 'b:1', [{ field, rank: rank(T, false) }])).toBe(true);
     expect(
-      await ledger.handOff('t-close:p:h', 'b:2', { field, rank: rank(T + 60_000, true) }),
+      await ledger.handOff('t-close:p:h', 'b:2', [{ field, rank: rank(T + 60_000, true) }]),
     ).toBe(true);
     expect(
-      await ledger.handOff('t-reopen:p:h', 'b:3', { field, rank: rank(T + 120_000, false) }),
+      await ledger.handOff('t-reopen:p:h', 'b:3', [{ field, rank: rank(T + 120_000, false) }]),
     ).toBe(true);
     expect(await ledger.handOff('t-other:p:h', 'b:1')).toBe(true);
     const now = T + 120_000;

@@ -115,16 +115,14 @@ export class DeliveryLedger {
 
   /**
    * Hands a delivery to its retry job: true when `owner` held it (or nobody did), false when it
-   * is someone else's now (sent, or held by another batch) and must be left alone. `order`: it
-   * is listed in its lifecycle's index on its route (`order.ts`) in the same step.
+   * is someone else's now (sent, or held by another batch) and must be left alone. `orders`: it
+   * is listed in the index of each of its lifecycles on its route (`order.ts`) in the same step.
    */
-  async handOff(id: string, owner: string, order?: Listing | null): Promise<boolean> {
-    const keys = [this.key(id)];
+  async handOff(id: string, owner: string, orders: readonly Listing[] = []): Promise<boolean> {
+    const keys = [this.key(id), ...orders.map((o) => this.openKey(o.field))];
     const argv = [owner, String(this.retryTtlSeconds)];
-    if (order != null) {
-      keys.push(this.openKey(order.field));
-      argv.push(String(order.rank), String(ORDER_HORIZON_MS), id);
-    }
+    if (orders.length > 0)
+      argv.push(String(ORDER_HORIZON_MS), id, ...orders.map((o) => String(o.rank)));
     return (await this.scripts.ledgerHandOff(keys, argv)) === 1;
   }
 

@@ -8,9 +8,11 @@
  * yet sent or dead (`DeliveryWorker.behind`).
  *
  * The rank is the delivery's `createdAt` (the routing time of its cycle; cycles are routed one
- * at a time, in order) doubled, plus one for a closing: an opening and its closing routed in one
- * cycle share `createdAt`, and the closing ranks after it. Ranks are totally ordered and a
- * delivery waits only for strictly lower ones, so no two deliveries ever wait for each other.
+ * at a time, in order; for a group's batch or a catch-up, the tick's time) doubled, plus one for
+ * a closing: an opening and its closing routed in one cycle share `createdAt`, and the closing
+ * ranks after it. A batch or catch-up carries several lifecycles and is listed in each, with one
+ * rank. Each delivery has one rank and waits only for strictly lower ones, so no two deliveries
+ * ever wait for each other.
  */
 import type { Notification } from '../notify/types.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
@@ -38,15 +40,38 @@ export interface Ordered {
   first: boolean;
 }
 
-/** Where a delivery stands in its lifecycle's order; null for one that is not a single event. */
-export function orderOf(n: Notification): Ordered | null {
-  const t = n.transitions[0];
-  if (n.type !== 'event' || n.transitions.length !== 1 || t === undefined) return null;
-  return {
-    field: ledgerField({ subscription: n.subscription, channel: n.channel }, lifecycleKey(t)),
-    rank: n.createdAt * 2 + (roleOf(t) === 'closing' ? 1 : 0),
-    first: t.kind === 'incident.opened',
-  };
+/**
+ * Where a delivery stands in the order of each lifecycle it carries: one place for an event, one
+ * per lifecycle for a group's batch or a quiet-hours catch-up (a closing sent after a catch-up
+ * waits while that catch-up, carrying its opening, is being retried); none for reminders,
+ * digests and tests, which report rather than change what the receiver holds open.
+ */
+export function ordersOf(n: Notification): Ordered[] {
+  if (n.type !== 'event' && n.type !== 'batch' && n.type !== 'catchup') return [];
+  const route = { subscription: n.subscription, channel: n.channel };
+  const [only, ...more] = n.transitions;
+  // An event (a storm is thousands of them): its one transition, without the grouping below.
+  if (only !== undefined && more.length === 0)
+    return [
+      {
+        field: ledgerField(route, lifecycleKey(only)),
+        rank: n.createdAt * 2 + (roleOf(only) === 'closing' ? 1 : 0),
+        first: only.kind === 'incident.opened',
+      },
+    ];
+  // Several: one rank in every lifecycle's order (as if each were a closing), so that each
+  // delivery still has a single rank and waits only for lower ones: two of them can never wait
+  // for each other through two lifecycles.
+  const first = new Map<string, boolean>();
+  for (const t of n.transitions) {
+    const key = lifecycleKey(t);
+    first.set(key, (first.get(key) ?? true) && t.kind === 'incident.opened');
+  }
+  return [...first].map(([key, isFirst]) => ({
+    field: ledgerField(route, key),
+    rank: n.createdAt * 2 + 1,
+    first: isFirst,
+  }));
 }
 
 /** The rank a listing older than the horizon has (at `now`): lower ones are dropped. */

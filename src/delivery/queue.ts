@@ -10,7 +10,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
-import { orderOf } from './order.js';
+import { ordersOf } from './order.js';
 import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
@@ -131,7 +131,7 @@ export class DeliveryQueue {
         notification.id,
         owner,
         // Listed for the later deliveries of its lifecycle to wait for, unless it is dead.
-        deadOnArrival === undefined ? orderOf(notification) : null,
+        deadOnArrival === undefined ? ordersOf(notification) : [],
       ))
     )
       return false;
@@ -165,7 +165,7 @@ export class DeliveryQueue {
     slotReserved = true,
   ): Promise<boolean> {
     const owner = batchOwner(batchJobId);
-    if (!(await this.ledger.handOff(notification.id, owner, orderOf(notification)))) return false;
+    if (!(await this.ledger.handOff(notification.id, owner, ordersOf(notification)))) return false;
     try {
       await this.putRetryJob(
         { notification, priorAttempts: 0, ...(slotReserved ? { slotFor: 0 } : {}) },

@@ -29,7 +29,7 @@ import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
 import { Pacer } from './pacer.js';
-import { orderOf, orderWaitMs } from './order.js';
+import { ordersOf, orderWaitMs } from './order.js';
 import { startWorker } from '../queues.js';
 import type { BatchJobData, DeliveryJobData, DeliveryQueue } from './queue.js';
 
@@ -466,21 +466,18 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         const claim = claims[i];
         if (claim === 'new' || claim === 'mine') {
           if (behind.has(n.id)) return this.waitBehind(n, jobId);
-          const field = orderOf(n)?.field;
-          const earlier = field === undefined ? undefined : lastOf.get(field);
+          const fields = ordersOf(n).map((o) => o.field);
+          const earlier = fields.flatMap((f) => lastOf.get(f) ?? []);
           const run =
-            earlier === undefined
+            earlier.length === 0
               ? this.sendFromBatch(n, jobId)
-              : earlier.then(async () =>
+              : Promise.all(earlier).then(async () =>
                   (await this.behind([n])).size > 0
                     ? this.waitBehind(n, jobId)
                     : this.sendFromBatch(n, jobId),
                 );
-          if (field !== undefined)
-            lastOf.set(
-              field,
-              run.catch(() => undefined),
-            );
+          const settled = run.catch(() => undefined);
+          for (const f of fields) lastOf.set(f, settled);
           return run;
         }
         // A re-run after a crash between a hand-off and its job: add the missing job.
@@ -506,10 +503,9 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
    * retry job is not there yet (its hand-off is a step ahead) counts as waiting to be sent.
    */
   private async behind(candidates: readonly Notification[]): Promise<Set<string>> {
-    const orders = candidates.flatMap((n) => {
-      const order = orderOf(n);
-      return order === null || order.first ? [] : [{ n, ...order }];
-    });
+    const orders = candidates.flatMap((n) =>
+      ordersOf(n).flatMap((order) => (order.first ? [] : [{ n, ...order }])),
+    );
     const out = new Set<string>();
     if (orders.length === 0) return out;
     const { deliveries } = this.options;

@@ -80,9 +80,9 @@ const SPECS = {
     number
   >('history-append'),
   ledgerHandOff: script<
-    // the ledger key, then optionally the lifecycle's index
+    // the ledger key, then the indexes of its lifecycles (none, one or more)
     readonly string[],
-    // owner, TTL seconds, then with the index: rank, index TTL ms, delivery id
+    // owner, TTL seconds, then with indexes: index TTL ms, delivery id, a rank per index
     readonly string[],
     number
   >('ledger-hand-off'),
