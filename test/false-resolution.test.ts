@@ -163,29 +163,43 @@ describe('what an incidents cycle did not see is kept for the reminders', () => 
     h = await pipelineHarness(undefined, undefined, (tr) => {
       history = new HistoryStore(tr.redis, tr.keys);
       const store = history;
-      return { committed: (cycle) => store.record(cycle, () => true) };
+      // Unwatched services are left out.
+      return { committed: (cycle) => store.record(cycle, (feedId) => feedId !== 'adyen') };
     });
     const unseen = async (): Promise<string[]> =>
       [...((await history?.lastLook())?.unseen ?? [])].sort();
     await h.poll('status', 'incidents');
     h.sim.openIncident(FEED, { id: 'okta-9', title: 'Login errors' });
     h.sim.openIncident('stripe', { id: 'stripe-9', title: 'Payouts delayed' });
+    h.sim.openIncident('adyen', { id: 'adyen-9', title: 'Refunds failing' });
     await h.poll('status', 'incidents');
     expect(await unseen()).toEqual([]);
-    // Both hidden (stale evidence): their confirming reads prove nothing either.
+    // All hidden (stale evidence): their confirming reads prove nothing either.
     h.sim.setEvidence(FEED, 'stale');
     h.sim.setEvidence('stripe', 'stale');
+    h.sim.setEvidence('adyen', 'stale');
     expect(await h.poll('incidents')).toEqual([]);
     expect(await unseen()).toEqual(['okta|incident:okta-9', 'stripe|incident:stripe-9']);
     // Okta's confirming read shows its incident: seen.
     h.sim.beforeNext({ path: CONFIRM, run: () => h?.sim.setEvidence(FEED, 'fresh') });
     expect(await h.poll('incidents')).toEqual([]);
     expect(await unseen()).toEqual(['stripe|incident:stripe-9']);
-    // Both listed again.
+    // All listed again.
     h.sim.setEvidence('stripe', 'fresh');
+    h.sim.setEvidence('adyen', 'fresh');
     expect(await h.poll('incidents')).toEqual([]);
     expect(await unseen()).toEqual([]);
-    expect(await handedOffForFeed(h)).toEqual([`incident.opened ${FEED}`]);
+    // Resolved (gone, and a confirming read says so): unseen for the cycle that resolves it, so
+    // no reminder goes out before the resolution is routed; the next cycle forgets it.
+    h.sim.resolveIncident(FEED, 'okta-9', 'Fixed');
+    expect(kindsOf(await h.poll('incidents'))).toEqual([`incident.resolved ${FEED}`]);
+    expect(await unseen()).toEqual(['okta|incident:okta-9']);
+    expect(await h.poll('incidents')).toEqual([]);
+    expect(await unseen()).toEqual([]);
+    expect(await handedOffForFeed(h)).toEqual([
+      `incident.opened ${FEED}`,
+      `incident.resolved ${FEED}`,
+    ]);
   });
 });
 

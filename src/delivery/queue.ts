@@ -289,9 +289,10 @@ export class DeliveryQueue {
       case 'unknown':
         return 'unknown';
       case 'retry_job': {
-        const job = await this.retries.getJob(id);
-        if (job === undefined) return 'unknown';
-        return (await job.isFailed()) ? 'dead' : 'retrying';
+        // The job's state only (one script call): its data may be a large catch-up.
+        const state = await this.retries.getJobState(id);
+        if (state === 'unknown') return 'unknown';
+        return state === 'failed' ? 'dead' : 'retrying';
       }
     }
   }

@@ -31,7 +31,7 @@ import { batchOwner } from './ledger.js';
 import { Pacer } from './pacer.js';
 import { ordersOf, orderWaitMs } from './order.js';
 import { startWorker } from '../queues.js';
-import type { BatchJobData, DeliveryJobData, DeliveryQueue } from './queue.js';
+import type { BatchJobData, DeliveryJobData, DeliveryQueue, DeliveryState } from './queue.js';
 
 /** Batch jobs taken at a time by default. */
 export const DEFAULT_BATCH_CONCURRENCY = 2;
@@ -510,13 +510,24 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     if (orders.length === 0) return out;
     const { deliveries } = this.options;
     const listed = await deliveries.ledger.listedBefore(orders, this.now());
+    // Each listed delivery looked at once, however many of the candidates' orders list it (a
+    // catch-up is listed in every lifecycle it carries).
+    const looked = new Map<string, Promise<DeliveryState>>();
+    const stateOf = (id: string): Promise<DeliveryState> => {
+      let state = looked.get(id);
+      if (state === undefined) {
+        state = deliveries.state(id);
+        looked.set(id, state);
+      }
+      return state;
+    };
     const looks: Promise<void>[] = [];
     for (const [i, { n, field }] of orders.entries()) {
       const ids = listed[i] ?? [];
       if (ids.length === 0) continue;
       looks.push(
         (async () => {
-          const states = await Promise.all(ids.map((id) => deliveries.state(id)));
+          const states = await Promise.all(ids.map(stateOf));
           if (states.some((st) => st !== 'sent' && st !== 'dead')) out.add(n.id);
           // Sent or dead: it holds nobody back any more.
           await deliveries.ledger.unlist(

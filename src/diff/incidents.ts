@@ -282,26 +282,29 @@ function listedIn(group: readonly Incident[]): (id: string) => boolean {
 }
 
 /**
- * The open incidents a cycle did not see, as lifecycle keys (`<feedId>|incident:<id>`): open in
- * the entry the diff leaves (`changed`, else the previous one), but neither in the planned list
- * nor among the open incidents a confirming read of their service listed (`shown`). Only the
+ * The open incidents a cycle did not see, by service: open in the previous entry or in the one
+ * the diff leaves (`changed`), but neither listed open nor among the open incidents a confirming
+ * read of their service listed (`shown`). So it also holds what the cycle resolves, until the
+ * next cycle: a reminder is not sent between a resolution's poll and its routing. Only the
  * plan's services can have one.
  */
 export function unseenIncidents(
   plan: IncidentsPlan,
   changed: ReadonlyMap<string, IncidentsEntry>,
   shown: ReadonlyMap<string, ReadonlySet<string>>,
-): Set<string> {
-  const out = new Set<string>();
+): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
   for (const feedId of plan.feeds) {
-    const entry = changed.get(feedId) ?? plan.from.previous.get(feedId);
-    if (entry === undefined) continue;
-    const listed = listedIn(plan.byFeed.get(feedId) ?? []);
+    const open = plan.byFeed.get(feedId)?.filter((incident) => incident.status !== 'resolved');
+    const listed = listedIn(open ?? []);
     const read = shown.get(feedId);
-    for (const id in entry.open) {
-      if (!Object.hasOwn(entry.open, id)) continue;
-      if (read?.has(id) !== true && !listed(id)) out.add(`${feedId}|incident:${id}`);
+    const ids = new Set<string>();
+    for (const entry of [plan.from.previous.get(feedId), changed.get(feedId)]) {
+      if (entry === undefined) continue;
+      for (const id in entry.open)
+        if (Object.hasOwn(entry.open, id) && read?.has(id) !== true && !listed(id)) ids.add(id);
     }
+    if (ids.size > 0) out.set(feedId, ids);
   }
   return out;
 }

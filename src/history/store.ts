@@ -27,6 +27,7 @@ import { transitionSchema, type Transition } from '../diff/transition.js';
 import type { StatusEntry } from '../diff/state.js';
 import type { CommittedCycle, PollKind } from '../pipeline/cycle.js';
 import type { LastLook } from '../noise/ticker.js';
+import { lifecycleKey } from '../noise/policy.js';
 import type { ScoreReport, SlaReport } from '../upstream/model.js';
 import {
   DAY_MS,
@@ -66,7 +67,8 @@ export interface UpstreamPoll {
   /** Unix seconds of the rate-limit window's reset. */
   reset: number | null;
   /**
-   * Incidents: the open incidents that cycle did not see (`CommittedCycle.unseen`), written with
+   * Incidents: the open incidents of watched services that cycle did not see
+   * (`CommittedCycle.unseen`), as lifecycle keys (`<feedId>|incident:<id>`), written with
    * `lastOk` in one command, so a reader never pairs a poll's time with another poll's sightings.
    * Absent in records written before it, and by an incidents cycle that does not tell.
    */
@@ -137,6 +139,18 @@ class ChunkedPipeline {
   }
 }
 
+/** The unseen incidents of watched services, as lifecycle keys (what a reminder's opening has). */
+function unseenKeys(
+  unseen: ReadonlyMap<string, ReadonlySet<string>>,
+  watched: (feedId: string) => boolean,
+): string[] {
+  const out: string[] = [];
+  for (const [feedId, ids] of unseen)
+    if (watched(feedId))
+      for (const id of ids) out.push(lifecycleKey({ feedId, subject: `incident:${id}` }));
+  return out;
+}
+
 export class HistoryStore {
   private readonly scripts: Scripts;
 
@@ -167,7 +181,7 @@ export class HistoryStore {
         limit: cycle.rateLimit.limit,
         remaining: cycle.rateLimit.remaining,
         reset: cycle.rateLimit.reset,
-        ...(cycle.unseen === undefined ? {} : { unseen: [...cycle.unseen] }),
+        ...(cycle.unseen === undefined ? {} : { unseen: unseenKeys(cycle.unseen, watched) }),
       }),
     );
     switch (cycle.kind) {

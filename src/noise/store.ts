@@ -364,6 +364,14 @@ export class NoiseStore {
     return out;
   }
 
+  /**
+   * Routing cycles decided from now on take times after `at` (`routing-decided-at.lua`, for
+   * clocks up to a minute behind): what they send ranks after the tick's batches and catch-ups.
+   */
+  async routeAfter(at: number): Promise<void> {
+    await this.scripts.clockAtLeast([this.keys.key('routing', 'last-decided-at')], [String(at)]);
+  }
+
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */
   async finish(kind: 'group' | 'held', route: string, now: number): Promise<void> {
     const marker = kind === 'group' ? this.k('group-since') : this.k('held-until');

@@ -115,11 +115,11 @@ export interface CommittedCycle {
   /** The normalized response. */
   data: StatusSnapshot | IncidentList | SlaReport | ScoreReport;
   /**
-   * Incidents cycles: the open incidents this cycle did not see (lifecycle keys,
-   * `<feedId>|incident:<id>`): stored open, but neither in the list nor in a confirming read
-   * (waiting for one, or hidden by the upstream). Nothing seen says they are still open.
+   * Incidents cycles: the open incidents this cycle did not see, ids by service: stored open,
+   * but neither listed open nor in a confirming read (waiting for one, hidden by the upstream,
+   * or resolved by this cycle). Nothing seen says they are still open (`unseenIncidents`).
    */
-  unseen?: ReadonlySet<string>;
+  unseen?: ReadonlyMap<string, ReadonlySet<string>>;
   rateLimit: RateLimitInfo;
   now: number;
 }
@@ -135,7 +135,7 @@ interface Fetched<E> {
   /** The response variant, for the kinds that have one. */
   variant: string | undefined;
   /** Incidents: see `CommittedCycle.unseen`. */
-  unseen?: ReadonlySet<string>;
+  unseen?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** One poll kind: its snapshot store and how it polls and diffs against the previous state. */

@@ -91,6 +91,7 @@ const SPECS = {
     1,
   ),
   ledgerReclaim: script<[key: string], [ttlSeconds: string], number>('ledger-reclaim', 1),
+  clockAtLeast: script<[clock: string], [at: string], number>('clock-at-least', 1),
   pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
     'pace',
     1,
