@@ -334,7 +334,7 @@ export class App extends EventEmitter<AppEvents> {
         admin: {
           silences: this.silences,
           deadLetters: () => this.deliveries.deadLetters(),
-          retryDeadLetter: (id) => this.deliveries.retryDeadLetter(id),
+          retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
           serviceState: (feedId) => this.serviceState(feedId),
           vocabulary: () => this.vocabulary.report(),
         },
@@ -346,6 +346,7 @@ export class App extends EventEmitter<AppEvents> {
           catalog: this.pipeline.catalog,
           categories: this.categories,
           deliveries: this.deliveries,
+          retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
           silences: this.silences,
           api: this.api,
           server: () => this.config.server,

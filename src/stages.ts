@@ -6,9 +6,11 @@ import { Handoff } from './pipeline/handoff.js';
 import { CategoryStore } from './routing/categories.js';
 import { Router } from './routing/router.js';
 import type { ChannelRegistry } from './delivery/channels.js';
-import { DeliveryQueue } from './delivery/queue.js';
+import { DeliveryQueue, type DeadLetterRetry } from './delivery/queue.js';
 import { DeliveryWorker } from './delivery/worker.js';
 import { NoiseStore } from './noise/store.js';
+import { lifecycleKey, roleOf } from './noise/policy.js';
+import { routeKey } from './routing/route.js';
 import { NoiseTicker, type LastLook } from './noise/ticker.js';
 import { SilenceStore, type SilenceStoreOptions } from './silences/store.js';
 
@@ -64,6 +66,12 @@ export interface Stages {
   readonly router: Router;
   readonly noise: NoiseTicker;
   readonly deliveryWorker: DeliveryWorker;
+  /**
+   * Retries a dead letter (the admin API, the console) with a fresh set of attempts, unless it
+   * is an opening whose lifecycle has closed on its route since (the told ledger no longer holds
+   * it): sent now, it would open an alert that nothing resolves (for PagerDuty, an incident).
+   */
+  retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker. */
   start(): Promise<void>;
   /**
@@ -145,6 +153,17 @@ export function composeStages(deps: StageDeps): Stages {
     router,
     noise,
     deliveryWorker,
+    async retryDeadLetter(id) {
+      const n = await deliveries.deadLetter(id);
+      if (n === undefined) return { outcome: 'missing' };
+      const [t, ...more] = n.transitions;
+      if (n.type === 'event' && t !== undefined && more.length === 0 && roleOf(t) === 'opening') {
+        const key = lifecycleKey(t);
+        if (!(await noiseStore.isTold(routeKey(n), key)))
+          return { outcome: 'closed', lifecycle: key };
+      }
+      return { outcome: (await deliveries.retryDeadLetter(id)) ? 'retried' : 'missing' };
+    },
     async start() {
       await router.start();
       if (deps.manualNoiseTick !== true) await noise.start();

@@ -4,6 +4,7 @@ import type { Transition } from '../src/diff/transition.js';
 import type { EventKind } from '../src/config/events.js';
 import { transition } from './notify-helpers.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
+import { waitFor } from './helpers/wait.js';
 import { createSimulator } from '../src/sim/index.js';
 import { createUpstreamClient } from '../src/upstream/index.js';
 import { monthlyFigures } from '../src/noise/monthly.js';
@@ -474,6 +475,55 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
       .map((b) => (b.data.events as { service: { feedId: string } }[])[0]?.service.feedId);
     expect(reminded).toEqual(['adyen', 'adyen', 'stripe']);
     expect(h.hook.received).toHaveLength(5);
+  });
+
+  it('a dead opening is retried while its incident is open, not once it has closed (it would open an alert nothing resolves)', async () => {
+    const refused = new Set<string>();
+    h = await noiseHarness(
+      [
+        {
+          name: 'ops',
+          services: ['stripe', 'adyen'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+        },
+      ],
+      {
+        start: TUE_2300_BERLIN,
+        // Every opening's first request is refused for good (404: a dead letter at once).
+        hookReply: (req) => {
+          const id = String(req.headers['webhook-id']);
+          if (!req.body.includes('"incident.opened"') || refused.has(id)) return { status: 204 };
+          refused.add(id);
+          return { status: 404 };
+        },
+      },
+    );
+    const harness = h;
+    const stripe = incident('incident.opened', 'stripe', harness.clock.now);
+    const adyen = incident('incident.opened', 'adyen', harness.clock.now);
+    await harness.route(stripe, adyen);
+    await waitFor(async () => (await harness.deliveries.deadLetters()).length === 2, {
+      what: 'two dead openings',
+    });
+    await harness.route(incident('incident.resolved', 'stripe', harness.clock.now));
+    await harness.hook.waitFor(3);
+    expect(await harness.retryDeadLetter(`${stripe.id}:ops:hook`)).toEqual({
+      outcome: 'closed',
+      lifecycle: 'stripe|incident:inc-stripe-1',
+    });
+    expect(await harness.retryDeadLetter(`${adyen.id}:ops:hook`)).toEqual({ outcome: 'retried' });
+    expect(await harness.retryDeadLetter('no-such-delivery')).toEqual({ outcome: 'missing' });
+    await harness.hook.waitFor(4);
+    expect(harness.hook.received.map((r) => r.headers['webhook-id']).slice(2)).toEqual([
+      `${stripe.id.replace('opened', 'resolved')}:ops:hook`,
+      `${adyen.id}:ops:hook`,
+    ]);
+    // The refused one stays a dead letter; nothing else is sent.
+    expect((await harness.deliveries.deadLetters()).map((d) => d.id)).toEqual([
+      `${stripe.id}:ops:hook`,
+    ]);
+    expect(harness.hook.received).toHaveLength(4);
   });
 
   it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {

@@ -17,7 +17,7 @@ import type { CatalogStore } from '../pipeline/catalog.js';
 import type { PollKind } from '../pipeline/cycle.js';
 import type { CategoryStore } from '../routing/categories.js';
 import { deliveryId } from '../routing/match.js';
-import type { DeliveryQueue, DeadLetter } from '../delivery/queue.js';
+import type { DeliveryQueue, DeadLetter, DeadLetterRetry } from '../delivery/queue.js';
 import { HISTORY_ITEM, type HistoryItem } from '../noise/store.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
@@ -34,6 +34,8 @@ export interface ConsoleSources {
   catalog: CatalogStore;
   categories: CategoryStore;
   deliveries: DeliveryQueue;
+  /** Retries a dead letter (not an opening whose lifecycle closed since: `Stages`). */
+  retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   silences: SilenceStore;
   /** The live subscriptions the viewer may see (admins: all of them). */
   subscriptionsFor(viewer: Viewer): Promise<readonly SubscriptionConfig[]>;

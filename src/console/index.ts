@@ -9,7 +9,7 @@ import type { HistoryStore } from '../history/store.js';
 import type { CatalogStore } from '../pipeline/catalog.js';
 import type { PollKind } from '../pipeline/cycle.js';
 import type { CategoryStore } from '../routing/categories.js';
-import type { DeliveryQueue } from '../delivery/queue.js';
+import type { DeadLetterRetry, DeliveryQueue } from '../delivery/queue.js';
 import type { SilenceStore } from '../silences/store.js';
 import type { TeamsApi } from '../api/index.js';
 import { consoleConfigOf, type ConsoleConfig } from './config.js';
@@ -28,6 +28,8 @@ export interface AppConsoleParts {
   catalog: CatalogStore;
   categories: CategoryStore;
   deliveries: DeliveryQueue;
+  /** Retries a dead letter (not an opening whose lifecycle closed since: `Stages`). */
+  retryDeadLetter: (id: string) => Promise<DeadLetterRetry>;
   silences: SilenceStore;
   api: TeamsApi;
   /** The config file's `server` section, parsed (`adminToken`, `console`). */
@@ -47,6 +49,7 @@ export function createAppConsole(p: AppConsoleParts): Console {
       catalog: p.catalog,
       categories: p.categories,
       deliveries: p.deliveries,
+      retryDeadLetter: p.retryDeadLetter,
       silences: p.silences,
       subscriptionsFor: teamsSubscriptions(p.api),
       pollKinds: p.pollKinds,

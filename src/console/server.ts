@@ -65,6 +65,7 @@ import {
   type SubscriptionFormValues,
 } from './pages-self.js';
 import { ConsoleError, type SelfService } from './selfservice.js';
+import { deadLetterClosed } from '../delivery/queue.js';
 
 export const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -84,6 +85,10 @@ const LOGIN_COOKIE = 'sw_login';
 const NOTICES: Record<string, { kind: 'ok' | 'error' | 'info'; text: string }> = {
   retried: { kind: 'ok', text: 'The dead letter is queued for another try.' },
   'retry-missing': { kind: 'error', text: 'No such dead letter (already retried, or sent since).' },
+  'retry-closed': {
+    kind: 'error',
+    text: 'Not retried: it opens something that has closed since, and sent now it would leave an alert open that nothing resolves.',
+  },
   silenced: { kind: 'ok', text: 'Silence created.' },
   expired: { kind: 'ok', text: 'Silence expired.' },
   saved: { kind: 'ok', text: 'Saved.' },
@@ -568,13 +573,26 @@ export class Console {
         this.done(ctx, '/notifications', 'retry-missing', {});
         return;
       }
-      const ok = await src.deliveries.retryDeadLetter(id);
+      const result = await src.retryDeadLetter(id);
+      const ok = result.outcome === 'retried';
       this.o.log.info(
-        { event: 'console:dead_letter_retried', deliveryId: id, viewer: viewer.id, ok },
-        `dead letter ${id} retried from the console`,
+        {
+          event: 'console:dead_letter_retried',
+          deliveryId: id,
+          viewer: viewer.id,
+          ok,
+          outcome: result.outcome,
+        },
+        `dead letter ${id} retried from the console: ${result.outcome}`,
       );
+      if (result.outcome === 'closed' && ctx.json) throw new HttpError(409, deadLetterClosed(id));
       if (!ok && ctx.json) throw new HttpError(404, `no dead letter ${id}`);
-      this.done(ctx, '/notifications', ok ? 'retried' : 'retry-missing', { retried: id });
+      this.done(
+        ctx,
+        '/notifications',
+        ok ? 'retried' : result.outcome === 'closed' ? 'retry-closed' : 'retry-missing',
+        { retried: id },
+      );
       return;
     }
     if (path === '/silences' || path === '/silences/preview') {

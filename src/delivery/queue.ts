@@ -62,6 +62,18 @@ export interface DeadLetter {
   failedAt: number | null;
 }
 
+export type DeadLetterRetry =
+  | { outcome: 'retried' }
+  /** No such dead letter (retried already, or sent since). */
+  | { outcome: 'missing' }
+  /** An opening whose lifecycle (`<feedId>|<subject>`) has closed on its route since. */
+  | { outcome: 'closed'; lifecycle: string };
+
+/** Why a dead letter is not retried (`outcome: 'closed'`), for the admin API and the console. */
+export function deadLetterClosed(id: string): string {
+  return `dead letter ${id} is an opening whose lifecycle has closed since: sent now, it would leave an alert open that nothing resolves`;
+}
+
 export type DeliveryState = 'sending' | 'retrying' | 'dead' | 'sent' | 'unknown';
 
 /** Enqueue deliveries, list and retry dead letters, look up one delivery's state. */
@@ -253,29 +265,47 @@ export class DeliveryQueue {
     return out;
   }
 
-  /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
-  async retryDeadLetter(id: string): Promise<boolean> {
+  /** Where a dead letter is: a failed retry job, or an unsent delivery of a failed batch. */
+  private async locate(
+    id: string,
+  ): Promise<
+    | { job: Job<DeliveryJobData>; n: Notification }
+    | { batch: Job<BatchJobData>; n: Notification }
+    | undefined
+  > {
     const job = await this.retries.getJob(id);
-    if (job !== undefined) {
-      if (!(await job.isFailed())) return false;
-      // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
-      if (!(await this.ledger.renewHandOff(id))) return false;
-      await job.updateData({ notification: job.data.notification, priorAttempts: 0 });
-      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
-      return true;
-    }
+    if (job !== undefined)
+      return (await job.isFailed()) ? { job, n: job.data.notification } : undefined;
     for (const batch of await this.batches.getFailed(0, -1)) {
       const n = (await this.unsentOfFailedBatch(batch)).find((x) => x.id === id);
-      if (n === undefined) continue;
-      // Only while the failed batch (or nobody, or a hand-off without its job) holds it: never
-      // beside another sender.
-      const owner = batchOwner(batch.id ?? '');
-      if (!(await this.ledger.handOff(id, owner)) && !(await this.ledger.renewHandOff(id)))
-        return false;
-      await this.putRetryJob({ notification: n, priorAttempts: 0 }, 0);
+      if (n !== undefined) return { batch, n };
+    }
+    return undefined;
+  }
+
+  /** The notification of a dead letter; undefined when there is no such dead letter. */
+  async deadLetter(id: string): Promise<Notification | undefined> {
+    return (await this.locate(id))?.n;
+  }
+
+  /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
+  async retryDeadLetter(id: string): Promise<boolean> {
+    const found = await this.locate(id);
+    if (found === undefined) return false;
+    if ('job' in found) {
+      // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
+      if (!(await this.ledger.renewHandOff(id))) return false;
+      await found.job.updateData({ notification: found.n, priorAttempts: 0 });
+      await found.job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     }
-    return false;
+    // Only while the failed batch (or nobody, or a hand-off without its job) holds it: never
+    // beside another sender.
+    const owner = batchOwner(found.batch.id ?? '');
+    if (!(await this.ledger.handOff(id, owner)) && !(await this.ledger.renewHandOff(id)))
+      return false;
+    await this.putRetryJob({ notification: found.n, priorAttempts: 0 }, 0);
+    return true;
   }
 
   /** Where one delivery is: being sent by a batch, retrying, dead, sent, or unknown (not claimed yet, or never). */

@@ -251,6 +251,11 @@ export class NoiseStore {
     return out;
   }
 
+  /** Whether the told ledger holds a route's opening of a lifecycle (readable or not). */
+  async isTold(route: string, key: string): Promise<boolean> {
+    return (await this.redis.hexists(this.k('told'), `${route}|${key}`)) === 1;
+  }
+
   async lookup(
     route: string,
     key: string,

@@ -6,6 +6,7 @@ import { toError } from '../errors.js';
 import type { Metrics } from './metrics.js';
 import { handleSilences } from '../silences/admin.js';
 import type { SilenceStore } from '../silences/store.js';
+import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
 
 export interface Readiness {
   ready: boolean;
@@ -15,7 +16,7 @@ export interface Readiness {
 export interface AdminApi {
   silences: SilenceStore;
   deadLetters(): Promise<unknown>;
-  retryDeadLetter(id: string): Promise<boolean>;
+  retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** What is known about one service; null when nothing is (answered 404). */
   serviceState(feedId: string): Promise<Record<string, unknown> | null>;
   /** What the upstream's enumerated-looking fields were seen to hold, and how each word is read. */
@@ -176,8 +177,11 @@ export class OpsServer {
         send(res, 400, { error: 'bad dead letter id encoding' });
         return;
       }
-      const ok = await this.options.admin.retryDeadLetter(id);
-      send(res, ok ? 200 : 404, ok ? { retried: id } : { error: `no dead letter ${id}` });
+      const result = await this.options.admin.retryDeadLetter(id);
+      if (result.outcome === 'retried') send(res, 200, { retried: id });
+      else if (result.outcome === 'closed')
+        send(res, 409, { error: deadLetterClosed(id), lifecycle: result.lifecycle });
+      else send(res, 404, { error: `no dead letter ${id}` });
       return;
     }
     if (path === '/admin/upstream/vocabulary' && method === 'GET') {

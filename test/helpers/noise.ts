@@ -8,7 +8,7 @@ import type { LastLook, NoiseTicker } from '../../src/noise/ticker.js';
 import type { SilenceStore } from '../../src/silences/store.js';
 import type { Handoff } from '../../src/pipeline/handoff.js';
 import type { Router } from '../../src/routing/router.js';
-import { composeStages } from '../../src/stages.js';
+import { composeStages, type Stages } from '../../src/stages.js';
 import type { DeliveryQueue } from '../../src/delivery/queue.js';
 import type { Transition } from '../../src/diff/transition.js';
 import { startReceiver, type Receiver } from '../notify-helpers.js';
@@ -30,6 +30,8 @@ export interface NoiseHarness {
   store: NoiseStore;
   /** The real silence store (Redis), on the harness clock; routing and reminders consult it. */
   silences: SilenceStore;
+  /** The daemon's dead-letter retry (`Stages.retryDeadLetter`). */
+  retryDeadLetter: Stages['retryDeadLetter'];
   /** Hands transitions off and waits until routing has processed all of them. */
   route(...ts: Transition[]): Promise<void>;
   /** Webhook payloads received so far (parsed bodies). */
@@ -108,6 +110,7 @@ export async function noiseHarness(
     ticker: stages.noise,
     store: stages.noiseStore,
     silences: stages.silences,
+    retryDeadLetter: (id) => stages.retryDeadLetter(id),
     async route(...ts) {
       await handoff.enqueue(ts);
       routed += ts.length;
