@@ -11,6 +11,7 @@ import { DeliveryWorker } from './delivery/worker.js';
 import { NoiseStore } from './noise/store.js';
 import { lifecycleKey, roleOf } from './noise/policy.js';
 import { routeKey } from './routing/route.js';
+import type { Notification } from './notify/types.js';
 import { NoiseTicker, type LastLook } from './noise/ticker.js';
 import { SilenceStore, type SilenceStoreOptions } from './silences/store.js';
 
@@ -68,8 +69,9 @@ export interface Stages {
   readonly deliveryWorker: DeliveryWorker;
   /**
    * Retries a dead letter (the admin API, the console) with a fresh set of attempts, unless it
-   * is an opening whose lifecycle has closed on its route since (the told ledger no longer holds
-   * it): sent now, it would open an alert that nothing resolves (for PagerDuty, an incident).
+   * tells of a lifecycle as open (an opening or an update, without its closing) that is not open
+   * on its route any more (the told ledger no longer holds it): sent after its closing, it would
+   * open an alert that nothing resolves (for PagerDuty, an incident).
    */
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker. */
@@ -83,6 +85,21 @@ export interface Stages {
   closeQueues(): Promise<void>;
   /** `stopWorkers()`, then `closeQueues()` (also when the workers failed to stop). */
   stop(): Promise<void>;
+}
+
+/**
+ * The lifecycles a notification tells of as open: those of its openings and updates that it does
+ * not also close (a catch-up can carry an opening and its closing, in order). Reminders and
+ * digests report, they open nothing on a receiver; for PagerDuty an update is a `trigger` too.
+ */
+function stillOpening(n: Notification): string[] {
+  if (n.type !== 'event' && n.type !== 'batch' && n.type !== 'catchup') return [];
+  const open = new Set<string>();
+  for (const t of n.transitions) {
+    if (roleOf(t) === 'closing') open.delete(lifecycleKey(t));
+    else open.add(lifecycleKey(t));
+  }
+  return [...open];
 }
 
 /** Waits for every task, then throws the first failure. */
@@ -156,12 +173,9 @@ export function composeStages(deps: StageDeps): Stages {
     async retryDeadLetter(id) {
       const n = await deliveries.deadLetter(id);
       if (n === undefined) return { outcome: 'missing' };
-      const [t, ...more] = n.transitions;
-      if (n.type === 'event' && t !== undefined && more.length === 0 && roleOf(t) === 'opening') {
-        const key = lifecycleKey(t);
-        if (!(await noiseStore.isTold(routeKey(n), key)))
-          return { outcome: 'closed', lifecycle: key };
-      }
+      const route = routeKey(n);
+      for (const key of stillOpening(n))
+        if (!(await noiseStore.isTold(route, key))) return { outcome: 'closed', lifecycle: key };
       return { outcome: (await deliveries.retryDeadLetter(id)) ? 'retried' : 'missing' };
     },
     async start() {

@@ -59,8 +59,20 @@ function slaBreached(feedId: string, at: number): Transition {
 
 const kinds = (x: NoiseHarness): string[] => x.hooks().map((b) => b.type);
 
+/** Subscription `ops`: stripe and adyen incidents opening and resolving → hook. */
+const OPS = {
+  name: 'ops',
+  services: ['stripe', 'adyen'],
+  channels: ['hook'],
+  events: ['incident.opened', 'incident.resolved'],
+};
+
 /** Subscription `night` (stripe → hook) with weeknight quiet hours that `except` lets through. */
-function nightHarness(events: EventKind[], except: EventKind[]): Promise<NoiseHarness> {
+function nightHarness(
+  events: EventKind[],
+  except: EventKind[],
+  hookReply?: Parameters<typeof noiseHarness>[1]['hookReply'],
+): Promise<NoiseHarness> {
   return noiseHarness(
     [
       {
@@ -71,7 +83,7 @@ function nightHarness(events: EventKind[], except: EventKind[]): Promise<NoiseHa
         quietHours: { timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-07:00'], except },
       },
     ],
-    { start: TUE_2300_BERLIN },
+    { start: TUE_2300_BERLIN, ...(hookReply === undefined ? {} : { hookReply }) },
   );
 }
 
@@ -280,24 +292,11 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   ])(
     'a closing routed after the catch-up went out (%s) waits while that catch-up, carrying its opening, is retried',
     async (_, later) => {
-      h = await noiseHarness(
-        [
-          {
-            name: 'night',
-            services: ['stripe'],
-            channels: ['hook'],
-            events: ['incident.opened', 'incident.resolved'],
-            quietHours: { timezone: 'Europe/Berlin', windows: ['Mon-Fri 22:00-07:00'] },
-          },
-        ],
-        {
-          start: TUE_2300_BERLIN,
-          // The catch-up's first attempt is refused; everything else is taken.
-          hookReply: (req) =>
-            req.body.includes('"catchup"') && harness.hook.received.length === 0
-              ? { status: 503 }
-              : { status: 204 },
-        },
+      // The catch-up's first attempt is refused; everything else is taken.
+      h = await nightHarness(['incident.opened', 'incident.resolved'], [], (req) =>
+        req.body.includes('"catchup"') && harness.hook.received.length === 0
+          ? { status: 503 }
+          : { status: 204 },
       );
       const harness = h;
       await harness.route(incident('incident.opened', 'stripe', harness.clock.now));
@@ -399,18 +398,10 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
 
   it('after a downtime a reminder waits for a fresh poll: none for what closed meanwhile, one for what is still open', async () => {
     const polled = new Map<PollKind, number>();
-    h = await noiseHarness(
-      [
-        {
-          name: 'ops',
-          services: ['stripe', 'adyen'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved'],
-          repeat: '1h',
-        },
-      ],
-      { start: TUE_2300_BERLIN, lastLook: () => Promise.resolve({ polled, unseen: new Set() }) },
-    );
+    h = await noiseHarness([{ ...OPS, repeat: '1h' }], {
+      start: TUE_2300_BERLIN,
+      lastLook: () => Promise.resolve({ polled, unseen: new Set() }),
+    });
     polled.set('incidents', h.clock.now);
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     await h.route(incident('incident.opened', 'adyen', h.clock.now));
@@ -439,18 +430,10 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   it('after a downtime an incident the first poll did not see (its confirming read still to come) gets no reminder until it is seen again or closes', async () => {
     const polled = new Map<PollKind, number>();
     const unseen = new Set<string>();
-    h = await noiseHarness(
-      [
-        {
-          name: 'ops',
-          services: ['stripe', 'adyen'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved'],
-          repeat: '1h',
-        },
-      ],
-      { start: TUE_2300_BERLIN, lastLook: () => Promise.resolve({ polled, unseen }) },
-    );
+    h = await noiseHarness([{ ...OPS, repeat: '1h' }], {
+      start: TUE_2300_BERLIN,
+      lastLook: () => Promise.resolve({ polled, unseen }),
+    });
     await h.route(incident('incident.opened', 'stripe', h.clock.now));
     await h.route(incident('incident.opened', 'adyen', h.clock.now));
     await h.hook.waitFor(2);
@@ -479,26 +462,16 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
 
   it('a dead opening is retried while its incident is open, not once it has closed (it would open an alert nothing resolves)', async () => {
     const refused = new Set<string>();
-    h = await noiseHarness(
-      [
-        {
-          name: 'ops',
-          services: ['stripe', 'adyen'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved'],
-        },
-      ],
-      {
-        start: TUE_2300_BERLIN,
-        // Every opening's first request is refused for good (404: a dead letter at once).
-        hookReply: (req) => {
-          const id = String(req.headers['webhook-id']);
-          if (!req.body.includes('"incident.opened"') || refused.has(id)) return { status: 204 };
-          refused.add(id);
-          return { status: 404 };
-        },
+    h = await noiseHarness([OPS], {
+      start: TUE_2300_BERLIN,
+      // Every opening's first request is refused for good (404: a dead letter at once).
+      hookReply: (req) => {
+        const id = String(req.headers['webhook-id']);
+        if (!req.body.includes('"incident.opened"') || refused.has(id)) return { status: 204 };
+        refused.add(id);
+        return { status: 404 };
       },
-    );
+    });
     const harness = h;
     const stripe = incident('incident.opened', 'stripe', harness.clock.now);
     const adyen = incident('incident.opened', 'adyen', harness.clock.now);
@@ -524,6 +497,29 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
       `${stripe.id}:ops:hook`,
     ]);
     expect(harness.hook.received).toHaveLength(4);
+  });
+
+  it('a dead catch-up carrying an opening is not retried once that incident has closed', async () => {
+    // Catch-ups are refused for good (404: a dead letter at once); everything else is taken.
+    h = await nightHarness(['incident.opened', 'incident.resolved'], [], (req) => ({
+      status: req.body.includes('"catchup"') ? 404 : 204,
+    }));
+    const harness = h;
+    await harness.route(incident('incident.opened', 'stripe', harness.clock.now));
+    harness.clock.now = Date.UTC(2026, 10, 25, 6, 0, 10); // Wed 07:00:10 Berlin
+    expect(await harness.ticker.tick()).toMatchObject({ catchups: 1 });
+    await waitFor(async () => (await harness.deliveries.deadLetters()).length === 1, {
+      what: 'the dead catch-up',
+    });
+    const [catchup] = await harness.deliveries.deadLetters();
+    harness.clock.now += 1_000;
+    await harness.route(incident('incident.resolved', 'stripe', harness.clock.now));
+    await harness.hook.waitFor(2);
+    expect(await harness.retryDeadLetter(catchup?.id ?? '')).toEqual({
+      outcome: 'closed',
+      lifecycle: 'stripe|incident:inc-stripe-1',
+    });
+    expect(kinds(harness)).toEqual(['catchup', 'incident.resolved']);
   });
 
   it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {

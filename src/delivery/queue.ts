@@ -66,12 +66,15 @@ export type DeadLetterRetry =
   | { outcome: 'retried' }
   /** No such dead letter (retried already, or sent since). */
   | { outcome: 'missing' }
-  /** An opening whose lifecycle (`<feedId>|<subject>`) has closed on its route since. */
+  /**
+   * It carries an opening or update of a lifecycle (`<feedId>|<subject>`), without its closing,
+   * that is not open on its route any more.
+   */
   | { outcome: 'closed'; lifecycle: string };
 
 /** Why a dead letter is not retried (`outcome: 'closed'`), for the admin API and the console. */
 export function deadLetterClosed(id: string): string {
-  return `dead letter ${id} is an opening whose lifecycle has closed since: sent now, it would leave an alert open that nothing resolves`;
+  return `dead letter ${id} announces something that is not open on its route any more (closed since): sent now, it would leave an alert open that nothing resolves`;
 }
 
 export type DeliveryState = 'sending' | 'retrying' | 'dead' | 'sent' | 'unknown';
@@ -283,9 +286,11 @@ export class DeliveryQueue {
     return undefined;
   }
 
-  /** The notification of a dead letter; undefined when there is no such dead letter. */
+  /** The notification of a dead letter; undefined when there is no such dead letter (or it was sent since). */
   async deadLetter(id: string): Promise<Notification | undefined> {
-    return (await this.locate(id))?.n;
+    const found = await this.locate(id);
+    if (found === undefined || (await this.ledger.entry(id)).state === 'sent') return undefined;
+    return found.n;
   }
 
   /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
