@@ -69,9 +69,9 @@ export interface Stages {
   readonly deliveryWorker: DeliveryWorker;
   /**
    * Retries a dead letter (the admin API, the console) with a fresh set of attempts, unless it
-   * tells of a lifecycle as open (an opening or an update, without its closing) that is not open
-   * on its route any more (the told ledger no longer holds it): sent after its closing, it would
-   * open an alert that nothing resolves (for PagerDuty, an incident).
+   * is an opening whose lifecycle is not open on its route any more (the told ledger no longer
+   * holds it): sent after its closing, it would open an alert that nothing resolves (for
+   * PagerDuty, an incident).
    */
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker. */
@@ -88,18 +88,16 @@ export interface Stages {
 }
 
 /**
- * The lifecycles a notification tells of as open: those of its openings and updates that it does
- * not also close (a catch-up can carry an opening and its closing, in order). Reminders and
- * digests report, they open nothing on a receiver; for PagerDuty an update is a `trigger` too.
+ * The lifecycle a dead letter would open on its receiver: a single event's opening. Updates are
+ * not looked at (many lifecycles are never in the told ledger: score drops, forecasts, a
+ * subscription that does not take the opening kind), nor batches and catch-ups, which are
+ * retried whole (refusing one would lose what it carries that is still open).
  */
-function stillOpening(n: Notification): string[] {
-  if (n.type !== 'event' && n.type !== 'batch' && n.type !== 'catchup') return [];
-  const open = new Set<string>();
-  for (const t of n.transitions) {
-    if (roleOf(t) === 'closing') open.delete(lifecycleKey(t));
-    else open.add(lifecycleKey(t));
-  }
-  return [...open];
+function openedBy(n: Notification): string | null {
+  const [t, ...more] = n.transitions;
+  if (n.type !== 'event' || t === undefined || more.length > 0 || roleOf(t) !== 'opening')
+    return null;
+  return lifecycleKey(t);
 }
 
 /** Waits for every task, then throws the first failure. */
@@ -173,9 +171,9 @@ export function composeStages(deps: StageDeps): Stages {
     async retryDeadLetter(id) {
       const n = await deliveries.deadLetter(id);
       if (n === undefined) return { outcome: 'missing' };
-      const route = routeKey(n);
-      for (const key of stillOpening(n))
-        if (!(await noiseStore.isTold(route, key))) return { outcome: 'closed', lifecycle: key };
+      const key = openedBy(n);
+      if (key !== null && !(await noiseStore.isTold(routeKey(n), key)))
+        return { outcome: 'closed', lifecycle: key };
       return { outcome: (await deliveries.retryDeadLetter(id)) ? 'retried' : 'missing' };
     },
     async start() {

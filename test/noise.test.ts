@@ -499,29 +499,6 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(harness.hook.received).toHaveLength(4);
   });
 
-  it('a dead catch-up carrying an opening is not retried once that incident has closed', async () => {
-    // Catch-ups are refused for good (404: a dead letter at once); everything else is taken.
-    h = await nightHarness(['incident.opened', 'incident.resolved'], [], (req) => ({
-      status: req.body.includes('"catchup"') ? 404 : 204,
-    }));
-    const harness = h;
-    await harness.route(incident('incident.opened', 'stripe', harness.clock.now));
-    harness.clock.now = Date.UTC(2026, 10, 25, 6, 0, 10); // Wed 07:00:10 Berlin
-    expect(await harness.ticker.tick()).toMatchObject({ catchups: 1 });
-    await waitFor(async () => (await harness.deliveries.deadLetters()).length === 1, {
-      what: 'the dead catch-up',
-    });
-    const [catchup] = await harness.deliveries.deadLetters();
-    harness.clock.now += 1_000;
-    await harness.route(incident('incident.resolved', 'stripe', harness.clock.now));
-    await harness.hook.waitFor(2);
-    expect(await harness.retryDeadLetter(catchup?.id ?? '')).toEqual({
-      outcome: 'closed',
-      lifecycle: 'stripe|incident:inc-stripe-1',
-    });
-    expect(kinds(harness)).toEqual(['catchup', 'incident.resolved']);
-  });
-
   it('an opening held in quiet hours goes out once when they end: in the catch-up, with no reminder beside it; reminders count from the catch-up', async () => {
     h = await noiseHarness(
       [

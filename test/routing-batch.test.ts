@@ -382,6 +382,13 @@ describe('routing a cycle as one batch', () => {
     // A clock more than a minute behind is taken as it is (the times do not stay pinned).
     expect(await call('c4', T0 - 120_000)).toBe(String(T0 - 120_000));
     expect(await call('c5', T0 + 20_000)).toBe(String(T0 + 20_000));
+    // The noise tick's batches and catch-ups take their time from the same clock: after the last
+    // cycle also from a tick 5 s behind it, and the next cycle comes after them.
+    const noise = new NoiseStore(tr.redis, tr.keys);
+    expect(await noise.orderTime(T0 + 15_000)).toBe(T0 + 20_001);
+    expect(await call('c6', T0 + 20_000)).toBe(String(T0 + 20_002));
+    expect(await noise.orderTime(T0 + 30_000)).toBe(T0 + 30_000);
+    expect(await call('c7', T0 + 29_000)).toBe(String(T0 + 30_001));
   });
 
   it('a subscription edited after an opening still gets its closing, on the channel it was told; one that dropped the closing kind does not', async () => {

@@ -87,7 +87,7 @@ const NOTICES: Record<string, { kind: 'ok' | 'error' | 'info'; text: string }> =
   'retry-missing': { kind: 'error', text: 'No such dead letter (already retried, or sent since).' },
   'retry-closed': {
     kind: 'error',
-    text: 'Not retried: it announces something that has closed since, and sent now it would leave an alert open that nothing resolves.',
+    text: 'Not retried: it opens something that has closed since, and sent now it would leave an alert open that nothing resolves.',
   },
   silenced: { kind: 'ok', text: 'Silence created.' },
   expired: { kind: 'ok', text: 'Silence expired.' },

@@ -8,9 +8,9 @@
  * yet sent or dead (`DeliveryWorker.behind`).
  *
  * The rank is the delivery's `createdAt` (the routing time of its cycle; cycles are routed one
- * at a time, in order; for a group's batch or a catch-up, the tick's time) doubled, plus one for
- * a closing: an opening and its closing routed in one cycle share `createdAt`, and the closing
- * ranks after it. A batch or catch-up carries several lifecycles and is listed in each, with one
+ * at a time, in order; for a group's batch or a catch-up, the tick's time on that same clock)
+ * doubled, plus one for a closing: an opening and its closing routed in one cycle share
+ * `createdAt`, and the closing ranks after it. A batch or catch-up carries several lifecycles and is listed in each, with one
  * rank. Each delivery has one rank and waits only for strictly lower ones, so no two deliveries
  * ever wait for each other.
  */

@@ -66,15 +66,12 @@ export type DeadLetterRetry =
   | { outcome: 'retried' }
   /** No such dead letter (retried already, or sent since). */
   | { outcome: 'missing' }
-  /**
-   * It carries an opening or update of a lifecycle (`<feedId>|<subject>`), without its closing,
-   * that is not open on its route any more.
-   */
+  /** An opening of a lifecycle (`<feedId>|<subject>`) that is not open on its route any more. */
   | { outcome: 'closed'; lifecycle: string };
 
 /** Why a dead letter is not retried (`outcome: 'closed'`), for the admin API and the console. */
 export function deadLetterClosed(id: string): string {
-  return `dead letter ${id} announces something that is not open on its route any more (closed since): sent now, it would leave an alert open that nothing resolves`;
+  return `dead letter ${id} is an opening whose lifecycle is not open on its route any more (closed since): sent now, it would leave an alert open that nothing resolves`;
 }
 
 export type DeliveryState = 'sending' | 'retrying' | 'dead' | 'sent' | 'unknown';

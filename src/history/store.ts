@@ -400,7 +400,6 @@ export class HistoryStore {
     return { sla, score };
   }
 
-  /** The last successful cycle of each poll kind that had one. */
   /** What the last committed polls saw: when each kind committed, and the incidents unseen. */
   async lastLook(): Promise<LastLook> {
     const polls = await this.upstream();
@@ -410,6 +409,7 @@ export class HistoryStore {
     };
   }
 
+  /** The last successful cycle of each poll kind that had one. */
   async upstream(): Promise<Map<PollKind, UpstreamPoll>> {
     const all = await this.redis.hgetall(this.k('upstream'));
     const out = new Map<PollKind, UpstreamPoll>();

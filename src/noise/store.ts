@@ -370,11 +370,16 @@ export class NoiseStore {
   }
 
   /**
-   * Routing cycles decided from now on take times after `at` (`routing-decided-at.lua`, for
-   * clocks up to a minute behind): what they send ranks after the tick's batches and catch-ups.
+   * The time of a tick's batches and catch-ups on the routing clock (`clock-next.lua`): after
+   * every cycle routed before, and before every cycle routed after (`routing-decided-at.lua`),
+   * for replica clocks up to a minute apart. Their `createdAt`, so their rank in the lifecycles
+   * they carry follows routing order.
    */
-  async routeAfter(at: number): Promise<void> {
-    await this.scripts.clockAtLeast([this.keys.key('routing', 'last-decided-at')], [String(at)]);
+  async orderTime(now: number): Promise<number> {
+    const t = Number(
+      await this.scripts.clockNext([this.keys.key('routing', 'last-decided-at')], [String(now)]),
+    );
+    return Number.isFinite(t) && t > 0 ? t : now;
   }
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */

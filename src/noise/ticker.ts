@@ -411,11 +411,15 @@ export class NoiseTicker {
 
   /** Deliveries first (idempotent by id), then the state that says they were made. */
   private async apply(now: number, plan: TickPlan): Promise<void> {
-    // A batch or catch-up ranks in the order of the lifecycles it carries by `now`: what is
-    // routed after it (say, a closing once the catch-up holding its opening has gone) must rank
-    // later, also on a replica whose clock is behind this one's.
-    if (plan.out.some((n) => n.type === 'batch' || n.type === 'catchup'))
-      await this.o.store.routeAfter(now);
+    // A batch or catch-up ranks in the order of the lifecycles it carries by its `createdAt`:
+    // taken on the routing clock, it ranks after what was routed before it and before what is
+    // routed after it (say, a closing once the catch-up holding its opening has gone), also
+    // across replicas whose clocks differ.
+    const ordered = plan.out.filter((n) => n.type === 'batch' || n.type === 'catchup');
+    if (ordered.length > 0) {
+      const at = await this.o.store.orderTime(now);
+      for (const n of ordered) n.createdAt = at;
+    }
     await this.o.deliveries.enqueue(plan.out);
     for (const drain of plan.drains) await drain();
     for (const [field, before, after] of plan.reminded)

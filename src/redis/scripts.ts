@@ -91,7 +91,7 @@ const SPECS = {
     1,
   ),
   ledgerReclaim: script<[key: string], [ttlSeconds: string], number>('ledger-reclaim', 1),
-  clockAtLeast: script<[clock: string], [at: string], number>('clock-at-least', 1),
+  clockNext: script<[clock: string], [now: string], string>('clock-next', 1),
   pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
     'pace',
     1,
