@@ -370,7 +370,7 @@ describe('routing a cycle as one batch', () => {
     tr = await testRedis('decided');
     const call = (job: string, now: number): Promise<string> =>
       scripts(tr!.redis).routingDecidedAt(
-        [tr!.keys.key('routing', 'decided-at', job), tr!.keys.key('routing', 'last-decided-at')],
+        [tr!.keys.key('routing', 'last-decided-at'), tr!.keys.key('routing', 'decided-at', job)],
         [String(now), '3600000'],
       );
     expect(await call('c1', T0)).toBe(String(T0));

@@ -370,14 +370,17 @@ export class NoiseStore {
   }
 
   /**
-   * The time of a tick's batches and catch-ups on the routing clock (`clock-next.lua`): after
-   * every cycle routed before, and before every cycle routed after (`routing-decided-at.lua`),
-   * for replica clocks up to a minute apart. Their `createdAt`, so their rank in the lifecycles
+   * The time of a tick's batches and catch-ups on the routing clock (`routing-decided-at.lua`,
+   * without a job): after every cycle routed before, and before every cycle routed after, for
+   * replica clocks up to a minute apart. Their `createdAt`, so their rank in the lifecycles
    * they carry follows routing order.
    */
   async orderTime(now: number): Promise<number> {
     const t = Number(
-      await this.scripts.clockNext([this.keys.key('routing', 'last-decided-at')], [String(now)]),
+      await this.scripts.routingDecidedAt(
+        [this.keys.key('routing', 'last-decided-at')],
+        [String(now)],
+      ),
     );
     return Number.isFinite(t) && t > 0 ? t : now;
   }

@@ -40,10 +40,12 @@ const SPECS = {
     [number, string]
   >('snapshot-commit', 2),
   routingDecidedAt: script<
-    [decided: string, last: string],
-    [nowMs: string, retentionMs: string],
+    // the routing clock, then optionally the cycle job's kept time
+    readonly [last: string] | readonly [last: string, decided: string],
+    // now, then with the job's key: how long its time is kept
+    readonly [nowMs: string] | readonly [nowMs: string, retentionMs: string],
     string
-  >('routing-decided-at', 2),
+  >('routing-decided-at'),
   hashFieldCas: script<[hash: string], [field: string, read: string, next: string], number>(
     'hash-field-cas',
     1,
@@ -91,7 +93,6 @@ const SPECS = {
     1,
   ),
   ledgerReclaim: script<[key: string], [ttlSeconds: string], number>('ledger-reclaim', 1),
-  clockNext: script<[clock: string], [now: string], string>('clock-next', 1),
   pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
     'pace',
     1,

@@ -295,8 +295,8 @@ export class Router {
     const stored = Number(
       await scripts(this.options.connection).routingDecidedAt(
         [
-          this.options.keys.key('routing', 'decided-at', jobId),
           this.options.keys.key('routing', 'last-decided-at'),
+          this.options.keys.key('routing', 'decided-at', jobId),
         ],
         [String(now), String(DECISION_TIME_RETENTION_MS)],
       ),
