@@ -169,12 +169,10 @@ export function composeStages(deps: StageDeps): Stages {
     noise,
     deliveryWorker,
     async retryDeadLetter(id) {
-      const n = await deliveries.deadLetter(id);
-      if (n === undefined) return { outcome: 'missing' };
-      const key = openedBy(n);
-      if (key !== null && !(await noiseStore.isTold(routeKey(n), key)))
-        return { outcome: 'closed', lifecycle: key };
-      return { outcome: (await deliveries.retryDeadLetter(id)) ? 'retried' : 'missing' };
+      return deliveries.retryDeadLetterUnless(id, async (n) => {
+        const key = openedBy(n);
+        return key !== null && !(await noiseStore.isTold(routeKey(n), key)) ? key : null;
+      });
     },
     async start() {
       await router.start();

@@ -283,17 +283,33 @@ export class DeliveryQueue {
     return undefined;
   }
 
-  /** The notification of a dead letter; undefined when there is no such dead letter (or it was sent since). */
-  async deadLetter(id: string): Promise<Notification | undefined> {
+  /**
+   * Retries a dead letter as `retryDeadLetter` does, unless `closed` names a lifecycle its
+   * notification opens that is closed by now (looked up once, after the dead letter is found).
+   */
+  async retryDeadLetterUnless(
+    id: string,
+    closed: (n: Notification) => Promise<string | null>,
+  ): Promise<DeadLetterRetry> {
     const found = await this.locate(id);
-    if (found === undefined || (await this.ledger.entry(id)).state === 'sent') return undefined;
-    return found.n;
+    // Sent since (re-enqueued after its marks expired): no longer a dead letter.
+    if (found === undefined || (await this.ledger.entry(id)).state === 'sent')
+      return { outcome: 'missing' };
+    const lifecycle = await closed(found.n);
+    if (lifecycle !== null) return { outcome: 'closed', lifecycle };
+    return { outcome: (await this.retryLocated(id, found)) ? 'retried' : 'missing' };
   }
 
   /** Moves a dead letter back to the queue with a fresh set of attempts. False when there is no such dead letter. */
   async retryDeadLetter(id: string): Promise<boolean> {
     const found = await this.locate(id);
-    if (found === undefined) return false;
+    return found !== undefined && this.retryLocated(id, found);
+  }
+
+  private async retryLocated(
+    id: string,
+    found: NonNullable<Awaited<ReturnType<DeliveryQueue['locate']>>>,
+  ): Promise<boolean> {
     if ('job' in found) {
       // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
       if (!(await this.ledger.renewHandOff(id))) return false;
