@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchOwner } from '../src/delivery/ledger.js';
 import { ORDER_HORIZON_MS } from '../src/delivery/order.js';
 import { DELIVERIES_QUEUE, type BatchJobData } from '../src/delivery/queue.js';
@@ -686,5 +686,33 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
       what: 'both sent',
     });
     expect(rx.received.map(webhookIdOf)).toEqual([open.id, open.id, open.id, close.id]);
+  });
+
+  it("an opening and its closing in one batch: when the opening's attempt fails without a hand-off (its mark refused), the closing is not sent either, and the batch's re-run sends both in order", async () => {
+    h = await deliveryHarness();
+    const { open, close } = openingAndClosing('tmarkfails', 0);
+    const rx = await receiver(() => ({ status: 200 }));
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    // The opening is sent, but its mark is refused (a READONLY reply in a failover): the
+    // opening is nowhere the closing could see it waiting.
+    const { ledger } = h.queue;
+    const markSent = ledger.markSent.bind(ledger);
+    let refused = 0;
+    vi.spyOn(ledger, 'markSent').mockImplementation(async (id) => {
+      if (id === open.id && refused++ === 0)
+        throw new Error("READONLY You can't write against a read only replica.");
+      return markSent(id);
+    });
+    const w = h.startWorker(() => registry, { ...fast, orderWaitMs: () => 30 });
+    await h.queue.enqueue([open, close]);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome === 'sent').length === 2, {
+      timeoutMs: 20_000,
+      what: 'both sent',
+    });
+    expect(refused).toBe(2);
+    // The opening twice (the re-run cannot know the first reached the receiver; same
+    // webhook-id), and the closing after both.
+    expect(rx.received.map(webhookIdOf)).toEqual([open.id, open.id, close.id]);
+    expect(await h.queue.deadLetters()).toEqual([]);
   });
 });

@@ -21,7 +21,7 @@ import { EventEmitter } from 'node:events';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
-import { toError } from '../errors.js';
+import { StatuswatchError, toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import { DeliveryError, type FailureReason, type Notification } from '../notify/types.js';
 import { classifyError } from '../notify/classify.js';
@@ -106,6 +106,14 @@ interface ChannelLoad {
   inFlight: number;
   /** A send to it stalled or timed out, and none was answered within `stallMs` since. */
   slow: boolean;
+}
+
+/** A delivery not sent because an earlier one of its lifecycle in its batch failed unseen. */
+function earlierFailed(n: Notification): StatuswatchError {
+  return new StatuswatchError(
+    'delivery_order_held',
+    `delivery ${n.id} not sent: an earlier delivery of its lifecycle in its batch failed; the batch's re-run sends both in order`,
+  );
 }
 
 function priorAttemptsOf(job: { data: unknown } | undefined): number {
@@ -459,8 +467,11 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     // Deliveries of one lifecycle on one route within the batch (an opening and its closing
     // routed in one cycle) go one after the other, in batch (routing) order: a later one is
     // looked at again once the earlier one's attempt is over, and waits if that one was handed
-    // to a job of its own (it failed, stalled or was paced).
-    const lastOf = new Map<string, Promise<unknown>>();
+    // to a job of its own (it failed, stalled or was paced). When the earlier one's attempt
+    // failed without a hand-off (Redis refused its mark or its hand-off), it is nowhere a later
+    // one could see it: the later one is not sent either, and the batch's re-run sends both in
+    // order.
+    const lastOf = new Map<string, Promise<boolean>>();
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
         const claim = claims[i];
@@ -471,12 +482,16 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
           const run =
             earlier.length === 0
               ? this.sendFromBatch(n, jobId)
-              : Promise.all(earlier).then(async () =>
-                  (await this.behind([n])).size > 0
+              : Promise.all(earlier).then(async (done) => {
+                  if (done.includes(false)) throw earlierFailed(n);
+                  return (await this.behind([n])).size > 0
                     ? this.waitBehind(n, jobId)
-                    : this.sendFromBatch(n, jobId),
-                );
-          const settled = run.catch(() => undefined);
+                    : this.sendFromBatch(n, jobId);
+                });
+          const settled = run.then(
+            () => true,
+            () => false,
+          );
           for (const f of fields) lastOf.set(f, settled);
           return run;
         }
