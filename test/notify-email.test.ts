@@ -197,6 +197,18 @@ describe.each([true, false])(
       expect(error).toMatchObject({ retryable: false, reason: 'auth' });
     });
 
+    it('a temporary login failure (454) is retryable, not an auth failure', async () => {
+      const { sink, notifier } = await setup(
+        { auth: { user: 'sw', pass: 'right' }, authCode: 454 },
+        {},
+        { pool, auth: { user: 'sw', pass: 'right' } },
+      );
+      const error = await failure(notifier.send(notification([transition()])));
+      expect(error).toMatchObject({ retryable: true, reason: 'server' });
+      expect(error.message).toContain('454');
+      expect(sink.mails).toHaveLength(0);
+    });
+
     it('a refused connection is a retryable network failure', async () => {
       const port = Number(new URL(await refusedUrl()).port);
       const config = emailChannelConfigSchema.parse({

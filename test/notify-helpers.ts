@@ -242,6 +242,8 @@ export interface SmtpBehaviour {
   dataCode?: number;
   /** Require AUTH with this user/password (rejects others with 535). */
   auth?: { user: string; pass: string };
+  /** Answer every AUTH with this SMTP code (454: a temporary authentication failure). */
+  authCode?: number;
 }
 
 function smtpError(code: number, text: string): Error {
@@ -259,6 +261,10 @@ export async function startSmtp(behaviour: SmtpBehaviour = {}): Promise<SmtpSink
     logger: false,
     onAuth(auth, _session, callback) {
       const expected = behaviour.auth;
+      if (behaviour.authCode !== undefined) {
+        callback(smtpError(behaviour.authCode, 'Temporary authentication failure'));
+        return;
+      }
       if (
         expected !== undefined &&
         auth.username === expected.user &&

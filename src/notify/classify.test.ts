@@ -106,6 +106,13 @@ describe('classifyError', () => {
       'network',
     ],
     ['EAUTH with 535', smtpReply('EAUTH', 535, '535 5.7.8 Authentication failed'), false, 'auth'],
+    [
+      'EAUTH with 454 (temporary)',
+      smtpReply('EAUTH', 454, '454 4.7.0 Temporary authentication failure'),
+      true,
+      'server',
+    ],
+    ['EAUTH without a reply code', errnoError('EAUTH'), false, 'auth'],
     ['SMTP 550 at RCPT', smtpReply('EENVELOPE', 550, '550 Mailbox unavailable'), false, 'client'],
     ['SMTP 554 at DATA', smtpReply('EMESSAGE', 554, '554 Rejected'), false, 'client'],
     ['SMTP 451 at DATA', smtpReply('EMESSAGE', 451, '451 Try again later'), true, 'server'],

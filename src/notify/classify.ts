@@ -173,10 +173,14 @@ function smtpVerdict(code: number): Verdict {
 }
 
 function verdictOf(facts: Facts): Verdict & { detail: string } {
-  // Authentication first: nodemailer's EAUTH carries the 535 reply too.
+  // Authentication first: nodemailer's EAUTH carries the 535 reply too. A 4xx reply to AUTH
+  // (454 4.7.0 "temporary authentication failure", RFC 4954 §6; 421) is transient: the reply
+  // code below decides it, and the mail is retried.
+  const transient =
+    facts.responseCode !== null && facts.responseCode >= 400 && facts.responseCode <= 499;
   for (const code of facts.codes) {
     const permanent = PERMANENT_CODES[code];
-    if (permanent?.reason === 'auth') return { ...permanent, detail: code };
+    if (permanent?.reason === 'auth' && !transient) return { ...permanent, detail: code };
   }
   if (facts.responseCode !== null) {
     const verdict = smtpVerdict(facts.responseCode);
@@ -205,8 +209,8 @@ function verdictOf(facts: Facts): Verdict & { detail: string } {
 /**
  * The verdict on a thrown error: network codes (ECONNREFUSED, ECONNRESET, ENOTFOUND, EAI_AGAIN,
  * UND_ERR_SOCKET…) retryable `network`; timeouts (ETIMEDOUT, UND_ERR_*_TIMEOUT, an aborted
- * `AbortSignal.timeout`) retryable `timeout`; SMTP replies 4xx retryable, 5xx permanent; EAUTH and
- * 530/535 permanent `auth`. A DeliveryError passes through unchanged. The original error is kept
+ * `AbortSignal.timeout`) retryable `timeout`; SMTP replies 4xx retryable, 5xx permanent;
+ * EAUTH (unless its reply is 4xx) and 530/535 permanent `auth`. A DeliveryError passes through unchanged. The original error is kept
  * as `cause` (notifiers scrub it of secrets before throwing).
  */
 export function classifyError(error: unknown): DeliveryError {
