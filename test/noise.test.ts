@@ -661,6 +661,41 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect((digest.data.events as unknown[]).length).toBe(4);
   });
 
+  it('a digest lists an incident reopened and still open as still open, not as resolved', async () => {
+    const monday = Date.UTC(2026, 10, 16, 7, 0, 30); // Mon 16 Nov 08:00:30 Berlin
+    h = await noiseHarness(
+      [
+        {
+          name: 'payments',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
+          digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
+        },
+      ],
+      { start: monday, apiKey: 'premium-key-for-digests' },
+    );
+    expect(await h.ticker.tick()).toMatchObject({ digests: 0 }); // first sight: the marker is set
+    const tue = Date.UTC(2026, 10, 17, 9, 4, 0); // Tue 10:04 Berlin
+    h.clock.now = tue;
+    await h.route(incident('incident.opened', 'stripe', tue));
+    h.clock.now = tue + 90 * 60_000;
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    // Back on Wednesday 03:00 Berlin: the same incident, listed open again.
+    h.clock.now = Date.UTC(2026, 10, 18, 2, 0, 0);
+    const back = incident('incident.updated', 'stripe', h.clock.now);
+    await h.route({ ...back, current: { ...back.current, reopened: true } });
+    await h.hook.waitFor(3);
+    h.clock.now = Date.UTC(2026, 10, 23, 7, 0, 5); // Mon 23 Nov 08:00:05 Berlin
+    expect(await h.ticker.tick()).toMatchObject({ digests: 1 });
+    await h.hook.waitFor(4);
+    const digest = h.hooks()[3]!;
+    expect(digest.type).toBe('digest');
+    expect((digest.data.summary as string[])[0]).toBe(
+      'Service stripe — stripe is down: still open since Wed 03:00 (5d 5h)',
+    );
+  });
+
   it('reminders stop when the thing closes even if the subscription does not watch the closing kind', async () => {
     h = await noiseHarness(
       [

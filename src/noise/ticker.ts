@@ -358,7 +358,13 @@ export class NoiseTicker {
         .map((h) => h.t);
       const stillOpen = uniqueById(
         [...told.values()]
-          .filter((e) => e.subscription === sub.name && e.opening.kind === 'incident.opened')
+          // An incident's opening: `incident.opened`, or a reopening (`incident.updated`).
+          .filter(
+            (e) =>
+              e.subscription === sub.name &&
+              e.opening.kind.startsWith('incident.') &&
+              roleOf(e.opening) === 'opening',
+          )
           .map((e) => e.opening),
       );
       const digest = buildDigest({
