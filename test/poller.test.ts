@@ -46,7 +46,12 @@ async function setup(simOptions: SimulatorOptions): Promise<string> {
 async function replica(
   baseUrl: string,
   intervals: Partial<Record<PollKind, number>>,
-  o: { apiKey?: string; budget?: number; log?: Logger } = {},
+  o: {
+    apiKey?: string;
+    budget?: number;
+    log?: Logger;
+    refreshCategories?: () => Promise<unknown>;
+  } = {},
 ): Promise<Replica> {
   const redis = createRedis(REDIS_URL);
   const client = createUpstreamClient({ baseUrl, apiKey: o.apiKey, timeoutMs: 5000 });
@@ -69,6 +74,7 @@ async function replica(
     apiKey: o.apiKey,
     log,
     keeperIntervalMs: 1000,
+    ...(o.refreshCategories === undefined ? {} : { refreshCategories: o.refreshCategories }),
   });
   const r: Replica = { poller, client, redis, handoff, cycles: [] };
   poller.on('cycle', (c) => r.cycles.push(c));
@@ -133,6 +139,25 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     expect(polls).toBeLessThanOrEqual(Math.floor(elapsed / 2000) + 1);
     const schedulers = await all[0]!.poller.queue.getJobSchedulers(0, -1);
     expect(schedulers.map((s) => s.key).sort()).toEqual(['poll-catalog', 'poll-status']);
+  });
+
+  it('the categories job looks every minute (a category first named by a subscription is fetched within it), and at once at start', async () => {
+    const url = await setup({ rateLimit: false });
+    let looks = 0;
+    const r = await replica(
+      url,
+      { status: 60_000 },
+      {
+        budget: 600,
+        refreshCategories: () => {
+          looks += 1;
+          return Promise.resolve(0);
+        },
+      },
+    );
+    await waitFor(() => looks >= 1, { timeoutMs: 10_000, what: 'the first look' });
+    const schedulers = await r.poller.queue.getJobSchedulers(0, -1);
+    expect(schedulers.find((s) => s.key === 'poll-categories')?.every).toBe(60_000);
   });
 
   it('poll kinds are staggered: incidents first, status a step later, and their polls stay apart', async () => {

@@ -89,6 +89,48 @@ async function setup(): Promise<Setup> {
 }
 
 describe('hand-off → router → delivery → webhook receivers (real Redis, simulator)', () => {
+  it('a category whose members cannot be read fails the load: it is not read (and cached) as an empty category', async () => {
+    const { d, upstream, categories, log } = await setup();
+    // Not a set: SMEMBERS answers WRONGTYPE.
+    await d.tr.redis.set(d.tr.keys.key('catalog', 'category', 'payments'), 'not a set');
+    await expect(categories.load(['payments'])).rejects.toMatchObject({
+      code: 'category_unreadable',
+      message: expect.stringContaining('WRONGTYPE') as unknown,
+    });
+    expect(categories.members('payments')).toEqual([]);
+    // Resolved again: the next load reads it (nothing empty was kept).
+    await d.tr.redis.del(d.tr.keys.key('catalog', 'category', 'payments'));
+    expect(await categories.refresh(upstream, ['payments'], log)).toBe(1);
+    await categories.load(['payments']);
+    expect(categories.has('payments', 'stripe')).toBe(true);
+  });
+
+  it('a category whose fetch fails keeps no other category from its fetch, and is fetched again after 10 minutes, not at every look', async () => {
+    const { d, upstream, log } = await setup();
+    let now = Date.UTC(2026, 10, 27, 9, 0, 0);
+    const categories = new CategoryStore(d.tr.redis, d.tr.keys, () => now);
+    // The first request for a category's members fails (payments'), the next ones answer.
+    sim!.failNext({ path: '/api/v1/services', status: 503 });
+    await expect(categories.refresh(upstream, ['payments', 'devtools'], log)).rejects.toMatchObject(
+      { status: 503 },
+    );
+    await categories.load(['payments', 'devtools']);
+    expect(categories.members('devtools').length).toBeGreaterThan(0);
+    expect(categories.members('payments')).toEqual([]);
+    const asked = (): number => sim!.stats.requests;
+    // Looked at every minute: payments waits 10 minutes after its failure, devtools is fresh.
+    const before = asked();
+    now += 9 * 60_000;
+    expect(await categories.refresh(upstream, ['payments', 'devtools'], log)).toBe(0);
+    expect(asked()).toBe(before);
+    now += 60_000;
+    expect(await categories.refresh(upstream, ['payments', 'devtools'], log)).toBe(1);
+    expect(asked()).toBe(before + 1);
+    now += 61_000; // the in-memory copy is a minute old
+    await categories.load(['payments']);
+    expect(categories.has('payments', 'stripe')).toBe(true);
+  });
+
   it('routes by feedId, "*", category and event kind; dedupes per transition:subscription:channel', async () => {
     const { d, upstream, categories, log } = await setup();
     expect(await categories.refresh(upstream, ['payments'], log)).toBe(1);

@@ -44,7 +44,13 @@ export interface Plan {
 export const MAX_CONFIRMATIONS_PER_CYCLE = 10;
 
 export const CATALOG_INTERVAL_MS = 60 * 60 * 1000;
+/** How often each category is fetched again (the request plan counts this rate). */
 export const CATEGORY_INTERVAL_MS = 60 * 60 * 1000;
+/**
+ * How often the categories job looks (one HGET per slug): a category a subscription names for
+ * the first time (from the API or a reload) is fetched within this, not within the hour.
+ */
+export const CATEGORY_CHECK_MS = 60 * 1000;
 
 export function budgetOf(requestsPerMinute: 'auto' | number, hasApiKey: boolean): number {
   if (requestsPerMinute !== 'auto') return requestsPerMinute;

@@ -1,8 +1,11 @@
 import type { Logger } from 'pino';
+import { CATEGORY_INTERVAL_MS } from '../budget/plan.js';
+import { StatuswatchError, toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import type { UpstreamClient } from '../upstream/index.js';
 
-export const CATEGORY_MAX_AGE_MS = 60 * 60 * 1000;
+/** How long a category whose fetch failed is left alone before it is fetched again. */
+export const CATEGORY_FAILED_RETRY_MS = 10 * 60 * 1000;
 
 /**
  * Category membership, resolved upstream with GET /services?category=<slug> (services carry no
@@ -26,23 +29,45 @@ export class CategoryStore {
     return this.keys.key('catalog', 'category-meta');
   }
 
-  /** Fetches the members of each slug whose cached copy is missing or older than `maxAgeMs`. */
+  /** Slug → when its last fetch failed (cleared by a fetch that succeeds). */
+  private failedKey(): string {
+    return this.keys.key('catalog', 'category-failed');
+  }
+
+  /**
+   * Fetches the members of each slug whose cached copy is missing or older than `maxAgeMs`; a
+   * slug whose fetch failed less than `CATEGORY_FAILED_RETRY_MS` ago waits. A failed fetch does
+   * not keep the other slugs from theirs; the first failure is thrown after them.
+   */
   async refresh(
     client: UpstreamClient,
     slugs: readonly string[],
     log: Logger,
-    maxAgeMs = CATEGORY_MAX_AGE_MS,
+    maxAgeMs = CATEGORY_INTERVAL_MS,
   ): Promise<number> {
     let fetched = 0;
+    let failure: Error | undefined;
     for (const slug of slugs) {
-      const updated = await this.redis.hget(this.metaKey(), slug);
+      const [updated, failedAt] = await Promise.all([
+        this.redis.hget(this.metaKey(), slug),
+        this.redis.hget(this.failedKey(), slug),
+      ]);
       if (updated !== null && this.now() - Number(updated) < maxAgeMs) continue;
-      const res = await client.services({ category: slug });
-      const members = res.data.services.map((s) => s.feedId);
+      if (failedAt !== null && this.now() - Number(failedAt) < CATEGORY_FAILED_RETRY_MS) continue;
+      let members: string[];
+      try {
+        const res = await client.services({ category: slug });
+        members = res.data.services.map((s) => s.feedId);
+      } catch (err) {
+        await this.redis.hset(this.failedKey(), slug, String(this.now()));
+        failure ??= toError(err);
+        continue;
+      }
       const key = this.setKey(slug);
       const tx = this.redis.multi().del(key);
       if (members.length > 0) tx.sadd(key, ...members);
       tx.hset(this.metaKey(), slug, String(this.now()));
+      tx.hdel(this.failedKey(), slug);
       await tx.exec();
       this.memory.delete(slug);
       fetched += 1;
@@ -51,6 +76,7 @@ export class CategoryStore {
         `category ${slug} resolved`,
       );
     }
+    if (failure !== undefined) throw failure;
     return fetched;
   }
 
@@ -64,12 +90,20 @@ export class CategoryStore {
     const pipeline = this.redis.pipeline();
     for (const slug of stale) pipeline.smembers(this.setKey(slug));
     const results = (await pipeline.exec()) ?? [];
+    // A reply that is not a set of members (an error) is not an empty category: routing that
+    // read it as one would route that category's services to nobody, and mark them routed.
+    const read = stale.map((slug, i) => {
+      const [err, members] = results[i] ?? [new Error('no reply'), null];
+      if (err !== null || !Array.isArray(members))
+        throw new StatuswatchError(
+          'category_unreadable',
+          `category ${slug}: its members could not be read from Redis: ${err?.message ?? 'not a set'}`,
+          { cause: err },
+        );
+      return new Set(members as string[]);
+    });
     stale.forEach((slug, i) => {
-      const members = results[i]?.[1];
-      this.memory.set(slug, {
-        loadedAt: this.now(),
-        members: new Set(Array.isArray(members) ? (members as string[]) : []),
-      });
+      this.memory.set(slug, { loadedAt: this.now(), members: read[i] ?? new Set() });
     });
   }
 

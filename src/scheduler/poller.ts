@@ -4,7 +4,7 @@ import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
-import { CATALOG_INTERVAL_MS, CATEGORY_INTERVAL_MS, limiterFor } from '../budget/plan.js';
+import { CATALOG_INTERVAL_MS, CATEGORY_CHECK_MS, limiterFor } from '../budget/plan.js';
 import {
   PREMIUM_KINDS,
   type CycleReport,
@@ -126,7 +126,7 @@ export class Poller extends EventEmitter<PollerEvents> {
       out.set(kind, every);
     }
     out.set('catalog', CATALOG_INTERVAL_MS);
-    if (this.options.refreshCategories !== undefined) out.set('categories', CATEGORY_INTERVAL_MS);
+    if (this.options.refreshCategories !== undefined) out.set('categories', CATEGORY_CHECK_MS);
     return out;
   }
 
