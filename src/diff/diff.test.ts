@@ -351,6 +351,39 @@ describe('diffIncidents', () => {
     ]);
   });
 
+  it("a cycle re-run from the same state derives each incident's transition id alike, whatever else of its service changed meanwhile", () => {
+    const a = incident('s', 'a', 'investigating', 1);
+    const prev = new Map(
+      diffIncidents({
+        previous: new Map(),
+        list: list('B', [a]),
+        baselined: false,
+        resolvable: () => true,
+        now: NOW,
+      }).changed,
+    );
+    const idsOf = (incidents: (Incident & { feedId: string })[]): Record<string, string> =>
+      Object.fromEntries(
+        diffIncidents({
+          previous: prev,
+          list: list('B', incidents),
+          baselined: true,
+          resolvable: () => true,
+          now: NOW + 1,
+        }).transitions.map((t) => [`${t.kind}:${t.incident?.id ?? ''}`, t.id]),
+      );
+    // First run: only b is new. The re-run (its commit failed) also finds a updated, which
+    // sorts before b.
+    const first = idsOf([a, incident('s', 'b', 'investigating', 1)]);
+    const rerun = idsOf([
+      incident('s', 'a', 'identified', 2),
+      incident('s', 'b', 'investigating', 1),
+    ]);
+    expect(Object.keys(rerun)).toEqual(['incident.updated:a', 'incident.opened:b']);
+    expect(rerun['incident.opened:b']).toBe(first['incident.opened:b']);
+    expect(new Set(Object.values(rerun)).size).toBe(2);
+  });
+
   it('a service whose stored entry is seen again unchanged is skipped, and any change of it is still found', () => {
     // The same stored entry objects poll after poll (as the snapshot store's cache hands them
     // out): the unchanged check remembers per entry object, and must not hide a change.

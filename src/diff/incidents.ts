@@ -364,7 +364,12 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     const prevOpen = prev?.open ?? {};
     const unreadable = prev === undefined && input.rebaseline?.has(feedId) === true;
     const announce = baselined && !unreadable;
-    let seq = prev?.seq ?? (unreadable ? input.now : 0);
+    // Every transition of this cycle takes the feed's number from before it (`base`): each
+    // incident emits at most one per cycle, and a re-run of the cycle whose other incidents
+    // changed meanwhile still derives the same id for each (a count of this cycle's emissions
+    // would shift it). The feed's number then moves past everything emitted.
+    const base = prev?.seq ?? (unreadable ? input.now : 0);
+    let seq = base;
     const open = new Map<string, IncidentEntryItem>();
     const closed = new Map<string, ClosedIncidentItem>(
       Object.entries(prev?.closed ?? {}).filter(([, c]) => input.now - c.at < CLOSED_RETENTION_MS),
@@ -387,7 +392,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
         // From the previous state only (feed, kind, subject, the feed's sequence number): a
         // cycle re-run after a crash before its commit derives the same id even if the
         // incident has gained an update meanwhile, so it is not announced twice.
-        id: transitionId([feedId, kind, `incident:${incident.id}`, seq]),
+        id: transitionId([feedId, kind, `incident:${incident.id}`, base]),
         kind,
         feedId,
         subject: `incident:${incident.id}`,
