@@ -233,16 +233,54 @@ describe('status', () => {
       fx.statusB.data[1],
       [],
       { feedId: null, displayStatus: 'operational' },
-      fx.statusA.data[0],
+      { ...fx.statusA.data[0], feedId: 'adyen' },
     ];
     const r = ok(normalizeStatusSnapshot(rows, fx.statusB.meta));
     expect(r.skipped).toBe(3);
     expect(r.value.services.map((s) => [s.feedId, s.variant])).toEqual([
       ['stripe', 'B'],
       ['github', 'B'],
-      ['stripe', 'A'],
+      ['adyen', 'A'],
     ]);
     expect(r.value.variant).toBe('A');
+  });
+
+  it('skips every row of a service listed twice (which one is its state is unknown), in status, SLA and scores lists', () => {
+    const status = ok(
+      normalizeStatusSnapshot(
+        [
+          { ...fx.statusA.data[0], feedId: 'stripe', displayStatus: 'major_outage' },
+          { ...fx.statusA.data[0], feedId: 'github' },
+          { ...fx.statusA.data[0], feedId: 'stripe', displayStatus: 'operational' },
+        ],
+        fx.statusA.meta,
+      ),
+    );
+    expect(status.skipped).toBe(2);
+    expect(status.value.services.map((s) => s.feedId)).toEqual(['github']);
+    const slaRow = { sla_target: 99.9, uptime_30d: 99.95, status: 'met', margin: 0.05 };
+    const sla = ok(
+      normalizeSlaReport({
+        services: [
+          { ...slaRow, feedId: 'a' },
+          { ...slaRow, feedId: 'b' },
+          { ...slaRow, feedId: 'a', status: 'breached', margin: -0.4 },
+        ],
+      }),
+    );
+    expect(sla.skipped).toBe(2);
+    expect(sla.value.services.map((r) => r.feedId)).toEqual(['b']);
+    const scores = ok(
+      normalizeScoreReport({
+        scores: [
+          { feedId: 'a', score: 90 },
+          { feedId: 'a', score: 40 },
+          { feedId: 'b', score: 70 },
+        ],
+      }),
+    );
+    expect(scores.skipped).toBe(2);
+    expect(scores.value.scores.map((r) => r.feedId)).toEqual(['b']);
   });
 
   it('compact rows of both variants', () => {

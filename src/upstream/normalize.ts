@@ -375,6 +375,25 @@ function parseStatusRow(row: unknown, words?: WordCounts): StateParse {
  * The rows of GET /status, one at a time. With a `memo`, a row equal to the one the memo saw last
  * for its service is that same object (see `memo.ts`): callers must not modify the states.
  */
+/**
+ * Drops every row whose feedId another row of the list has too: which of them is the service's
+ * state is unknown (the contract promises neither one row per service nor an order), and
+ * reading them in turn would flip the service's state at each poll. They count as skipped.
+ */
+export function withoutRepeatedFeeds<T extends { feedId: string }>(
+  rows: T[],
+): { rows: T[]; dropped: number } {
+  const seen = new Set<string>();
+  let repeated: Set<string> | undefined;
+  for (const r of rows) {
+    if (seen.has(r.feedId)) (repeated ??= new Set()).add(r.feedId);
+    else seen.add(r.feedId);
+  }
+  if (repeated === undefined) return { rows, dropped: 0 };
+  const kept = rows.filter((r) => !repeated.has(r.feedId));
+  return { rows: kept, dropped: rows.length - kept.length };
+}
+
 export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<StatusSnapshot> {
   const services: ServiceState[] = [];
   const words = new WordCounts();
@@ -394,6 +413,7 @@ export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<S
     },
     finish(meta) {
       memo?.end(round);
+      const distinct = withoutRepeatedFeeds(services);
       const m = statusMetaSchema.safeParse(meta);
       const md = m.success ? m.data : undefined;
       const includes = md?.includes;
@@ -415,9 +435,9 @@ export function statusSnapshotCollector(memo?: ServiceStateMemo): RowCollector<S
                   incidents: includes.incidents ?? false,
                   maintenances: includes.maintenances ?? false,
                 },
-          services,
+          services: distinct.rows,
         },
-        skipped,
+        skipped: skipped + distinct.dropped,
         words,
       };
     },
@@ -585,7 +605,7 @@ export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
   const parsed = slaDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
   const words = new WordCounts();
-  const { items, skipped } = mapRows(
+  const mapped = mapRows(
     parsed.data.services,
     (r) => slaRecordSchema.safeParse(r),
     (w) => {
@@ -593,6 +613,9 @@ export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
       return buildSla(w);
     },
   );
+  const distinct = withoutRepeatedFeeds(mapped.items);
+  const items = distinct.rows;
+  const skipped = mapped.skipped + distinct.dropped;
   const s = parsed.data.summary;
   return {
     ok: true,
@@ -638,11 +661,14 @@ function buildScore(w: WireScoreRecord): ScoreRecord {
 export function normalizeScoreReport(data: unknown): Normalized<ScoreReport> {
   const parsed = scoreDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
-  const { items, skipped } = mapRows(
+  const mapped = mapRows(
     parsed.data.scores,
     (r) => scoreRecordSchema.safeParse(r),
     buildScore,
   );
+  const distinct = withoutRepeatedFeeds(mapped.items);
+  const items = distinct.rows;
+  const skipped = mapped.skipped + distinct.dropped;
   const s = parsed.data.summary;
   return {
     ok: true,
