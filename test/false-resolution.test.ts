@@ -269,7 +269,7 @@ describe('a response that does not say which variant it is resolves nothing', ()
     ]);
   });
 
-  it('a switch to Variant B while no incident is open: the empty Variant B lists are Variant B (the status rows say so), and the first incident is announced', async () => {
+  it('a switch to Variant B while no incident is open: the empty lists resolve nothing, the first list that shows Variant B is its silent baseline, and the next incident is announced', async () => {
     h = await pipelineHarness();
     await h.poll('status', 'incidents');
     expect(await h.poll('status', 'incidents')).toEqual([]);
@@ -280,13 +280,48 @@ describe('a response that does not say which variant it is resolves nothing', ()
     expect(await h.poll('incidents', 'status')).toEqual([]);
     expect(await h.poll('status', 'incidents')).toEqual([]);
     expect(h.sim.stats.byPath[INCIDENTS]).toBe(4);
-    // (The incidents of other services the emptied lists left out now show as new, as they would
-    // be had they opened now.)
+    // The first list that shows its variant is the switch: what it lists (the other services'
+    // incidents, and one opened meanwhile) is a silent baseline, as after any switch.
     const ofFeed = (ts: Transition[]): string[] => kindsOf(ts.filter((t) => t.feedId === FEED));
     h.sim.openIncident(FEED, { id: 'okta-7', title: 'Dashboard errors' });
+    expect(await h.poll('status', 'incidents')).toEqual([]);
+    h.sim.openIncident(FEED, { id: 'okta-8', title: 'Reports late' });
     expect(ofFeed(await h.poll('status', 'incidents'))).toEqual([`incident.opened ${FEED}`]);
-    h.sim.resolveIncident(FEED, 'okta-7');
+    h.sim.resolveIncident(FEED, 'okta-8');
     expect(ofFeed(await h.poll('status', 'incidents'))).toEqual([`incident.resolved ${FEED}`]);
+  });
+
+  it('status in Variant A, incidents in Variant B: an empty incidents list (read as Variant A) does not make the next Variant B list a switch, and its new incident is announced', async () => {
+    h = await pipelineHarness();
+    await h.poll('status', 'incidents');
+    await h.pipeline.refreshCatalog();
+    const name = (await new CatalogStore(h.tr.redis, h.tr.keys).refs([FEED])).get(FEED)?.name;
+    expect(name).toBeDefined();
+    const rowB = (id: string): object => ({
+      service: name,
+      id,
+      title: `Incident ${id}`,
+      status: 'investigating',
+      started: Math.floor(Date.now() / 1000) - 60,
+      updates: [],
+    });
+    const listB = (...ids: string[]): string =>
+      JSON.stringify({
+        success: true,
+        data: ids.map(rowB),
+        meta: { total: ids.length, services_affected: ids.length === 0 ? 0 : 1 },
+      });
+    // The incidents endpoint answers Variant B from now on; the status endpoint stays A.
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: listB('okta-b1') });
+    expect(await h.poll('status', 'incidents')).toEqual([]); // the switch: a silent baseline
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: BARE_EMPTY });
+    expect(await h.poll('status', 'incidents')).toEqual([]); // read as A: resolves nothing
+    h.sim.failNext({ path: INCIDENTS, status: 200, body: listB('okta-b1', 'okta-b2') });
+    // (The other services' incidents, left out of these made-up lists, resolve by absence.)
+    const found = (await h.poll('status', 'incidents')).filter((t) => t.feedId === FEED);
+    expect(found.map((t) => `${t.kind} ${t.incident?.id ?? ''}`)).toEqual([
+      'incident.opened okta-b2',
+    ]);
   });
 
   it('a confirming read that answers an empty list without Variant A meta confirms nothing', async () => {

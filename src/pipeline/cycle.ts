@@ -155,7 +155,8 @@ function tellsVariant(list: IncidentList): boolean {
  * an empty list without that meta may be either. Read as Variant B after Variant A it would be a
  * complete list of no incidents: every open incident falsely resolved, then announced again. It
  * is taken to be the variant of the status poll's last committed rows (Variant A status rows
- * always carry its fields), else the incidents' own last one, else as read.
+ * always carry its fields), else the incidents' own last one, else as read. The guess is not
+ * stored as the incidents' variant: the endpoints may answer in different variants.
  */
 function variantOf(list: IncidentList, statusVariant: string, previous: string): IncidentList {
   for (const known of [statusVariant, previous])
@@ -478,7 +479,10 @@ export class Pipeline {
       skipped: res.skipped + unidentified,
       rateLimit,
       ageSeconds: null,
-      variant: list.variant,
+      // Only a variant the list showed is kept: a guess (`variantOf`) kept as the incidents'
+      // own would make the next list that shows its variant look like a switch (its new
+      // incidents then baselined silently, never announced) when the guess was wrong.
+      variant: tellsVariant(res.data) ? list.variant : undefined,
       data: list,
       unseen: unseenIncidents(plan, diff.changed, shown),
     };
