@@ -194,6 +194,40 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(2);
   });
 
+  it('an excepted opening grouped just before the end of quiet hours and its held closing: the catch-up carries both, the opening first, and the group sends nothing after it', async () => {
+    h = await noiseHarness(
+      [
+        {
+          name: 'night',
+          services: ['stripe'],
+          channels: ['hook'],
+          events: ['incident.opened', 'incident.resolved'],
+          group: '5m',
+          quietHours: {
+            timezone: 'Europe/Berlin',
+            windows: ['Mon-Fri 22:00-07:00'],
+            except: ['incident.opened'],
+          },
+        },
+      ],
+      { start: Date.UTC(2026, 10, 25, 5, 58, 0) }, // Wed 06:58 Berlin
+    );
+    // 06:58: the opening is excepted, so it goes to the group (5 minutes); 06:59: its closing
+    // is held for the catch-up.
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    h.clock.now += 60_000;
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 0, 1); // 07:00:01: the group's window runs to 07:03
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 1, batches: 0 });
+    await h.hook.waitFor(1);
+    const events = h.hooks()[0]?.data.events as { kind: string }[];
+    expect(h.hooks()[0]?.type).toBe('catchup');
+    expect(events.map((e) => e.kind)).toEqual(['incident.opened', 'incident.resolved']);
+    h.clock.now = Date.UTC(2026, 10, 25, 6, 5, 0); // 07:05: past the group's window
+    expect(await h.ticker.tick()).toMatchObject({ catchups: 0, batches: 0 });
+    expect(h.hook.received).toHaveLength(1);
+  });
+
   it('a closing that goes out through quiet hours takes what was held of its lifecycle out of the catch-up; a later reopening stays in', async () => {
     h = await nightHarness(
       ['incident.opened', 'incident.updated', 'incident.resolved'],

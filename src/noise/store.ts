@@ -387,8 +387,27 @@ export class NoiseStore {
 
   /** Ends a claim once its notification is enqueued; a group that refilled meanwhile restarts its window now. */
   async finish(kind: 'group' | 'held', route: string, now: number): Promise<void> {
+    await this.scripts.noiseBufferFinish(...this.finishArgs(kind, route, now));
+  }
+
+  /** `finish` of a route's held and group claims at once (a catch-up that carried both). */
+  async finishHeldAndGroup(route: string, now: number): Promise<void> {
+    const m = this.redis.multi();
+    const queued = this.scripts.queue(m);
+    queued.noiseBufferFinish(...this.finishArgs('held', route, now));
+    queued.noiseBufferFinish(...this.finishArgs('group', route, now));
+    const replies = (await m.exec()) ?? [];
+    const failed = replies.find(([err]) => err !== null);
+    if (failed?.[0] != null) throw failed[0];
+  }
+
+  private finishArgs(
+    kind: 'group' | 'held',
+    route: string,
+    now: number,
+  ): [[string, string, string, string], [string, string]] {
     const marker = kind === 'group' ? this.k('group-since') : this.k('held-until');
-    await this.scripts.noiseBufferFinish(
+    return [
       [
         this.k(kind, route),
         this.k(kind, route, 'claimed'),
@@ -396,7 +415,7 @@ export class NoiseStore {
         this.k(kind, route, 'closed', 'claimed'),
       ],
       [route, kind === 'group' ? String(now) : ''],
-    );
+    ];
   }
 
   /** One routed transition into the digest history (what a routed batch's `history` effect does). */

@@ -16,6 +16,7 @@ import { isExcepted, quietState } from './quiet.js';
 import { lifecycleKey, roleOf } from './policy.js';
 import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
+import { mergeHeldAndGrouped } from './catchup.js';
 import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
@@ -156,8 +157,10 @@ export class NoiseTicker {
       digestMarkers: [],
       report: { batches: 0, catchups: 0, reminders: 0, digests: 0 },
     };
-    await this.flushGroups(now, plan);
-    await this.sendCatchups(now, plan);
+    const groups = await this.o.store.groupsSince();
+    const due = await this.catchupsDue(now);
+    await this.flushGroups(now, plan, groups, due);
+    await this.sendCatchups(now, plan, groups, due);
     // Reminders and digests read the whole ledger of told openings; without a subscription
     // that asks for either, a tick does not read it (thousands of open incidents stay cheap).
     if (this.o.subscriptions().some((s) => s.repeat !== undefined || s.digest !== undefined)) {
@@ -169,9 +172,30 @@ export class NoiseTicker {
     return plan.report;
   }
 
-  /** Groups whose window has passed become one batch (or the single event) per route. */
-  private async flushGroups(now: number, plan: TickPlan): Promise<void> {
-    for (const [route, since] of await this.o.store.groupsSince()) {
+  /** Routes whose quiet hours are over and whose catch-up is still to go out. */
+  private async catchupsDue(now: number): Promise<Set<string>> {
+    const due = new Set<string>();
+    for (const [route] of await this.o.store.heldUntil()) {
+      const [subscription] = splitRoute(route);
+      const quiet = this.sub(subscription)?.quietHours;
+      if (quiet !== undefined && quietState(quiet, now).quiet) continue;
+      due.add(route);
+    }
+    return due;
+  }
+
+  /**
+   * Groups whose window has passed become one batch (or the single event) per route; a route
+   * whose catch-up goes out in this tick sends its group with it (`sendCatchups`).
+   */
+  private async flushGroups(
+    now: number,
+    plan: TickPlan,
+    groups: ReadonlyMap<string, number>,
+    due: ReadonlySet<string>,
+  ): Promise<void> {
+    for (const [route, since] of groups) {
+      if (due.has(route)) continue;
       const [subscription, channel] = splitRoute(route);
       const window = this.sub(subscription)?.group ?? 0;
       if (now < since + window) continue;
@@ -201,22 +225,30 @@ export class NoiseTicker {
     }
   }
 
-  /** Routes whose quiet hours ended get one catch-up with what was held. */
-  private async sendCatchups(now: number, plan: TickPlan): Promise<void> {
-    for (const [route] of await this.o.store.heldUntil()) {
+  /**
+   * Routes whose quiet hours ended get one catch-up with what was held, and with what their
+   * group buffer holds, in the order observed (`mergeHeldAndGrouped`): an excepted opening
+   * grouped in the night goes before its held closing.
+   */
+  private async sendCatchups(
+    now: number,
+    plan: TickPlan,
+    groups: ReadonlyMap<string, number>,
+    due: ReadonlySet<string>,
+  ): Promise<void> {
+    for (const route of due) {
       const [subscription, channel] = splitRoute(route);
-      const quiet = this.sub(subscription)?.quietHours;
-      if (quiet !== undefined && quietState(quiet, now).quiet) continue;
       const positioned = await this.o.store.claimPositions('held', route);
       const claimed = uniqueById(positioned.map((c) => c.t));
-      const items = await this.fresh(route, positioned, claimed);
+      const grouped = groups.has(route) ? uniqueById(await this.o.store.claim('group', route)) : [];
+      const items = mergeHeldAndGrouped(await this.fresh(route, positioned, claimed), grouped);
       for (const t of items) plan.caughtUp.add(caughtUpKey(subscription, channel, t.id));
       if (items.length > 0) {
         plan.out.push({
           // Of what was claimed: a re-run after a crash gets the same id (no second catch-up).
           id: batchId(
             'catchup',
-            claimed.map((t) => t.id),
+            [...claimed, ...grouped].map((t) => t.id),
             subscription,
             channel,
           ),
@@ -229,7 +261,12 @@ export class NoiseTicker {
         });
         plan.report.catchups += 1;
       }
-      plan.drains.push(() => this.o.store.finish('held', route, now));
+      // Both claims end together: a re-run finds both or neither (the same catch-up id).
+      plan.drains.push(() =>
+        groups.has(route)
+          ? this.o.store.finishHeldAndGroup(route, now)
+          : this.o.store.finish('held', route, now),
+      );
     }
   }
 
