@@ -351,6 +351,55 @@ describe('diffIncidents', () => {
     ]);
   });
 
+  it('the first list of another variant is a change of view: a resolved incident it still lists, more updates or another status word are stored silently; one it lists as resolved is news', () => {
+    const steps = (
+      announceNew: boolean,
+      incidents: (Incident & { feedId: string })[],
+    ): { found: string[]; entry: IncidentsEntry | undefined } => {
+      let prev = new Map<string, IncidentsEntry>();
+      const run = (
+        rows: (Incident & { feedId: string })[],
+        baselined: boolean,
+        announce = true,
+      ): string[] => {
+        const r = diffIncidents({
+          previous: prev,
+          list: list('A', rows),
+          baselined,
+          announceNew: announce,
+          resolvable: () => true,
+          now: NOW,
+        });
+        prev = new Map([...prev, ...r.changed]);
+        return r.transitions.map((t) => `${t.kind}:${t.incident?.id ?? ''}`);
+      };
+      // x resolved (remembered), z open with one update.
+      run([incident('s', 'x', 'investigating', 1), incident('s', 'z', 'investigating', 1)], false);
+      run([incident('s', 'z', 'investigating', 1), incident('s', 'x', 'resolved', 1)], true);
+      return { found: run(incidents, true, announceNew), entry: prev.get('s') };
+    };
+    const view = [
+      incident('s', 'x', 'investigating', 1),
+      incident('s', 'z', 'identified', 4),
+      incident('s', 'y', 'investigating', 1),
+    ];
+    const switched = steps(false, view);
+    expect(switched.found).toEqual([]);
+    expect(Object.keys(switched.entry?.open ?? {}).sort()).toEqual(['x', 'y', 'z']);
+    expect(switched.entry?.open['z']).toMatchObject({ status: 'identified', updateCount: 4 });
+    expect(switched.entry?.closed?.['x']).toBeUndefined();
+    // The same list without a switch: all of it is news.
+    expect(steps(true, view).found.sort()).toEqual([
+      'incident.opened:y',
+      'incident.updated:x',
+      'incident.updated:z',
+    ]);
+    // Listed as resolved in the new variant: news.
+    expect(steps(false, [incident('s', 'z', 'resolved', 2)]).found).toEqual([
+      'incident.resolved:z',
+    ]);
+  });
+
   it("a cycle re-run from the same state derives each incident's transition id alike, whatever else of its service changed meanwhile", () => {
     const a = incident('s', 'a', 'investigating', 1);
     const prev = new Map(

@@ -11,9 +11,11 @@ export interface IncidentsDiffInput {
   /** False on the first cycle ever for this kind: everything seen is a silent baseline. */
   baselined: boolean;
   /**
-   * Are incidents not seen before news? False right after a response-variant switch: the other
-   * variant shows incidents the previous one hid (non-official sources), which is a change of
-   * view, not of the world. Updates and resolutions of known incidents are news either way.
+   * Is what the list shows differently news? False right after a response-variant switch: the
+   * other variant shows incidents the previous one hid (non-official sources), a recently
+   * resolved incident it still lists, and more or fewer updates or another status word for the
+   * open ones, which is a change of view, not of the world: stored silently. An incident the new
+   * variant lists as `resolved` is news either way.
    */
   announceNew?: boolean;
   /**
@@ -426,6 +428,12 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
       const item = itemOf(incident);
       open.set(incident.id, item);
       if (!announce) continue;
+      if (input.announceNew === false) {
+        // A switch: listed open in the new view is its baseline (a remembered resolution it
+        // still lists, too), announced by nothing.
+        if (before === null) closed.delete(incident.id);
+        continue;
+      }
       const wasClosed = before === null ? closed.get(incident.id) : undefined;
       if (wasClosed !== undefined) {
         // Back after statuswatch resolved it: the same incident again, on its own thread.
@@ -440,7 +448,7 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
         if (item.updateCount < wasClosed.updateCount)
           open.set(incident.id, { ...item, updateCount: wasClosed.updateCount });
       } else if (before === null) {
-        if (input.announceNew !== false) emit('incident.opened', refOf(incident), null, service);
+        emit('incident.opened', refOf(incident), null, service);
       } else if (item.status !== before.status || item.updateCount > before.updateCount) {
         emit('incident.updated', refOf(incident), before, service);
       } else if (item.updateCount < before.updateCount) {
