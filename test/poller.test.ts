@@ -51,6 +51,7 @@ async function replica(
     budget?: number;
     log?: Logger;
     refreshCategories?: () => Promise<unknown>;
+    leaseMs?: number;
   } = {},
 ): Promise<Replica> {
   const redis = createRedis(REDIS_URL);
@@ -75,6 +76,7 @@ async function replica(
     log,
     keeperIntervalMs: 1000,
     ...(o.refreshCategories === undefined ? {} : { refreshCategories: o.refreshCategories }),
+    ...(o.leaseMs === undefined ? {} : { leaseMs: o.leaseMs }),
   });
   const r: Replica = { poller, client, redis, handoff, cycles: [] };
   poller.on('cycle', (c) => r.cycles.push(c));
@@ -121,6 +123,24 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
       timeoutMs: 15_000,
       what: 'status cycles going on after the refused release',
     });
+  });
+
+  it('a cycle slower than its lease renews it: no second cycle of its kind runs beside it', async () => {
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { status: 200 }, { budget: 6000, leaseMs: 600 });
+    await waitFor(() => r.cycles.some((c) => c.kind === 'status'), { what: 'a first cycle' });
+    // The next status request is answered after 2.5 s (four leases), with a 503.
+    const STATUS = '/api/v1/status';
+    const before = sim!.stats.byPath[STATUS] ?? 0;
+    sim!.failNext({ path: STATUS, status: 503, delayMs: 2500 });
+    const slow = await waitFor(() => r.cycles.find((c) => c.kind === 'status' && c.error !== null), {
+      timeoutMs: 10_000,
+      what: 'the slow cycle',
+    });
+    expect(slow.error?.status).toBe(503);
+    // Polls every 200 ms found the lease held meanwhile (one more may have started in the
+    // instant between the slow cycle's release and this look).
+    expect((sim!.stats.byPath[STATUS] ?? 0) - (before + 1)).toBeLessThanOrEqual(1);
   });
 
   it('N replicas still make one poll per interval', async () => {

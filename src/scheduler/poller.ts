@@ -34,10 +34,12 @@ export interface PollerOptions {
   apiKey: string | undefined;
   log: Logger;
   concurrency?: number;
-  /** Resolves subscribed categories (GET /services?category=); scheduled hourly when given. */
+  /** Resolves subscribed categories (GET /services?category=); looked at every minute when given. */
   refreshCategories?: () => Promise<unknown>;
   /** How often each replica checks that its schedules still exist (they vanish with a FLUSHALL). */
   keeperIntervalMs?: number;
+  /** A cycle's lease on its kind, renewed every third of it while the cycle runs; default 120 s. */
+  leaseMs?: number;
   now?: () => number;
 }
 
@@ -50,13 +52,20 @@ export interface PollerEvents {
 /** Pause the queue once Remaining falls to this share of the limit, until the window resets. */
 const LOW_WATER_SHARE = 0.1;
 const MAX_PAUSE_MS = 120_000;
-/** Upper bound of one cycle's lease (a crashed holder frees it after this). */
+/**
+ * One cycle's lease on its kind: a crashed holder frees it after this. A live cycle renews it
+ * every third of it, so a slow one (confirming reads that time out one after another) is not
+ * joined by a second cycle of its kind that would load the same snapshot and hand off the same
+ * changes.
+ */
 const LEASE_MS = 120_000;
 /** First and longest pause between tries to release a lease whose release failed. */
 const RELEASE_RETRY_MS = 250;
 const RELEASE_RETRY_MAX_MS = 2_000;
 const RELEASE_SCRIPT =
   "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+const RENEW_SCRIPT =
+  "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 
 /**
  * Poll kinds start this far apart (at most; less when an interval is short): an incidents cycle
@@ -283,13 +292,33 @@ export class Poller extends EventEmitter<PollerEvents> {
   private async lease(kind: PollKind): Promise<{ release(): Promise<void> } | null> {
     const key = this.options.keys.key('poll', 'lease', kind);
     const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
-    const ok = await this.options.connection.set(key, token, 'PX', LEASE_MS, 'NX');
+    const leaseMs = this.options.leaseMs ?? LEASE_MS;
+    const ok = await this.options.connection.set(key, token, 'PX', leaseMs, 'NX');
     if (ok !== 'OK') return null;
     const release = async (): Promise<void> => {
       await this.options.connection.eval(RELEASE_SCRIPT, 1, key, token);
     };
+    const renewal = setInterval(() => {
+      this.options.connection
+        .eval(RENEW_SCRIPT, 1, key, token, String(leaseMs))
+        .then((renewed) => {
+          if (renewed === 0)
+            this.options.log.warn(
+              { event: 'poll:lease_lost', kind },
+              `the ${kind} poll lease expired while its cycle ran`,
+            );
+        })
+        .catch((err: unknown) => {
+          this.options.log.warn(
+            { event: 'poll:lease_renew_failed', kind, err: toError(err).message },
+            `could not renew the ${kind} poll lease`,
+          );
+        });
+    }, Math.max(1, Math.floor(leaseMs / 3)));
+    renewal.unref();
     return {
       release: async () => {
+        clearInterval(renewal);
         try {
           await release();
         } catch (err) {
@@ -307,7 +336,7 @@ export class Poller extends EventEmitter<PollerEvents> {
 
   /** Tries `release` again, backing off, until it succeeds, the lease expires or the poller stops. */
   private async retryRelease(kind: PollKind, release: () => Promise<void>): Promise<void> {
-    const until = Date.now() + LEASE_MS;
+    const until = Date.now() + (this.options.leaseMs ?? LEASE_MS);
     let pause = RELEASE_RETRY_MS;
     while (this.worker !== null && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, pause).unref());
