@@ -688,6 +688,39 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
     expect(rx.received.map(webhookIdOf)).toEqual([open.id, open.id, open.id, close.id]);
   });
 
+  it('a dead opening retried (routed 3 hours ago) is listed again: its closing, routed while the retry is refused, waits for it', async () => {
+    h = await deliveryHarness();
+    const { open: stale, close } = openingAndClosing('tretrydead', 0);
+    const open = { ...stale, createdAt: Date.now() - 3 * 3600_000 };
+    // The opening: 404 (a dead letter at once), then, retried, 503 twice, then accepted.
+    let opens = 0;
+    const rx = await receiver((req) => {
+      if (webhookIdOf(req) !== open.id) return { status: 200 };
+      opens += 1;
+      return { status: opens === 1 ? 404 : opens <= 3 ? 503 : 200 };
+    });
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const w = h.startWorker(() => registry, { backoff: () => 300, orderWaitMs: () => 30 });
+    await h.queue.enqueue([open]);
+    await waitFor(async () => (await h!.queue.deadLetters()).length === 1, {
+      what: 'the opening dead',
+    });
+    expect(await h.queue.retryDeadLetter(open.id)).toBe(true);
+    await rx.waitFor(2, 10_000); // the retry's first attempt: 503
+    await h.queue.enqueue([close]);
+    await waitFor(() => w.outcomes.filter((o) => o.outcome === 'sent').length === 2, {
+      timeoutMs: 20_000,
+      what: 'both sent',
+    });
+    expect(rx.received.map(webhookIdOf)).toEqual([
+      open.id,
+      open.id,
+      open.id,
+      open.id,
+      close.id,
+    ]);
+  });
+
   it("an opening and its closing in one batch: when the opening's attempt fails without a hand-off (its mark refused), the closing is not sent either, and the batch's re-run sends both in order", async () => {
     h = await deliveryHarness();
     const { open, close } = openingAndClosing('tmarkfails', 0);

@@ -158,11 +158,15 @@ export class DeliveryLedger {
   /**
    * Keeps a retry job's hand-off as long as its dead letter, or takes it back for a dead letter
    * being retried: true while it is the retry job's (or nobody's), false when it was sent or a
-   * batch holds it since (then the dead letter is stale and must not be sent again).
+   * batch holds it since (then the dead letter is stale and must not be sent again). `orders`:
+   * where to list it again (a dead letter retried).
    */
-  async renewHandOff(id: string): Promise<boolean> {
-    const took = await this.scripts.ledgerReclaim([this.key(id)], [String(this.retryTtlSeconds)]);
-    return took === 1;
+  async renewHandOff(id: string, orders: readonly Listing[] = []): Promise<boolean> {
+    const keys = [this.key(id), ...orders.map((o) => this.openKey(o.field))];
+    const argv = [String(this.retryTtlSeconds)];
+    if (orders.length > 0)
+      argv.push(String(ORDER_HORIZON_MS), id, ...orders.map((o) => String(o.rank)));
+    return (await this.scripts.ledgerReclaim(keys, argv)) === 1;
   }
 
   /**

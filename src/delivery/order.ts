@@ -24,6 +24,12 @@ import { ledgerField } from '../routing/route.js';
  */
 export const ORDER_HORIZON_MS = 2 * 3600_000;
 
+/**
+ * How far behind one replica's routing clock may be another's (the routing clock follows the
+ * one-minute rule of `routing-decided-at.lua`).
+ */
+export const CLOCK_SKEW_MS = 60_000;
+
 /** How long a delivery that has to wait waits before it looks again (±50% jitter). */
 export const ORDER_WAIT_MS = 5000;
 

@@ -10,7 +10,7 @@ import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
-import { ordersOf } from './order.js';
+import { CLOCK_SKEW_MS, ordersOf, type Ordered } from './order.js';
 import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
@@ -316,9 +316,10 @@ export class DeliveryQueue {
     id: string,
     found: NonNullable<Awaited<ReturnType<DeliveryQueue['locate']>>>,
   ): Promise<boolean> {
+    const listings = retriedListings(found.n, Date.now());
     if ('job' in found) {
       // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
-      if (!(await this.ledger.renewHandOff(id))) return false;
+      if (!(await this.ledger.renewHandOff(id, listings))) return false;
       await found.job.updateData({ notification: found.n, priorAttempts: 0 });
       await found.job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
@@ -326,7 +327,10 @@ export class DeliveryQueue {
     // Only while the failed batch (or nobody, or a hand-off without its job) holds it: never
     // beside another sender.
     const owner = batchOwner(found.batch.id ?? '');
-    if (!(await this.ledger.handOff(id, owner)) && !(await this.ledger.renewHandOff(id)))
+    if (
+      !(await this.ledger.handOff(id, owner, listings)) &&
+      !(await this.ledger.renewHandOff(id, listings))
+    )
       return false;
     await this.putRetryJob({ notification: found.n, priorAttempts: 0 }, 0);
     return true;
@@ -363,6 +367,19 @@ export class DeliveryQueue {
   async close(): Promise<void> {
     await Promise.all([this.batches.close(), this.retries.close()]);
   }
+}
+
+/**
+ * Where a retried dead letter is listed in its lifecycles' order (`order.ts`): at its own rank,
+ * or, when that is older, at the rank of a delivery routed a minute before the retry (the
+ * routing clock of another replica may be that far behind this one's). So what its lifecycle
+ * routes after the retry waits for it, also when it died hours ago (a listing older than the
+ * order horizon holds nobody back). Never below its own rank, so it waits for nothing it is
+ * listed before, and nothing waits in a circle.
+ */
+function retriedListings(n: Notification, now: number): Ordered[] {
+  const floor = (now - CLOCK_SKEW_MS) * 2;
+  return ordersOf(n).map((o) => ({ ...o, rank: Math.max(o.rank, floor + (o.rank % 2)) }));
 }
 
 function deadLetterOf(n: Notification, job: Job, attempts: number): DeadLetter {
