@@ -461,6 +461,41 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
   });
 
+  it('a closing routed while a tick decides its reminders: no "still open" reminder for it', async () => {
+    const polled = new Map<PollKind, number>();
+    let midTick: (() => Promise<void>) | undefined;
+    h = await noiseHarness([{ ...OPS, repeat: '1h' }], {
+      start: TUE_2300_BERLIN,
+      lastLook: async () => {
+        // The tick has read the told ledger; the closing is routed now.
+        const run = midTick;
+        midTick = undefined;
+        await run?.();
+        return { polled, unseen: new Set() };
+      },
+    });
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.route(incident('incident.opened', 'adyen', h.clock.now));
+    await h.hook.waitFor(2);
+    h.clock.now += 3600_000 + 1000;
+    polled.set('incidents', h.clock.now);
+    const harness = h;
+    midTick = () => harness.route(incident('incident.resolved', 'stripe', harness.clock.now));
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(4);
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
+    expect(kinds(h)).toEqual([
+      'incident.opened',
+      'incident.opened',
+      'incident.resolved',
+      'reminder',
+    ]);
+    const reminder = h.hooks()[3];
+    const events = reminder?.data.events as { service: { feedId: string } }[];
+    expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+    expect(h.hook.received).toHaveLength(4);
+  });
+
   it('after a downtime an incident the first poll did not see (its confirming read still to come) gets no reminder until it is seen again or closes', async () => {
     const polled = new Map<PollKind, number>();
     const unseen = new Set<string>();

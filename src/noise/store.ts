@@ -294,6 +294,18 @@ export class NoiseStore {
   }
 
   /**
+   * Which of `entries` (as `allTold` read them) the ledger still holds unchanged: a closing
+   * routed since removes its lifecycle's fields. One round trip.
+   */
+  async toldUnchanged(entries: readonly [field: string, entry: ToldEntry][]): Promise<boolean[]> {
+    if (entries.length === 0) return [];
+    const now = await this.redis.hmget(this.k('told'), ...entries.map(([field]) => field));
+    return entries.map(
+      ([, entry], i) => now[i] === (this.toldText.get(entry) ?? encode(TOLD_ENTRY, entry)),
+    );
+  }
+
+  /**
    * Replaces a told entry only if it is still the one read (a closing may have removed it
    * meanwhile). `before` is compared as stored: the text `allTold` read it from (an entry in the
    * previous format too), else its current encoding.

@@ -87,6 +87,8 @@ interface TickPlan {
   out: Notification[];
   drains: (() => Promise<void>)[];
   reminded: [string, ToldEntry, ToldEntry][];
+  /** Reminder notification id → the told field it reminds of. */
+  reminderOf: Map<string, string>;
   /** Transitions this tick's catch-ups carry, by route (`caughtUpKey`). */
   caughtUp: Set<string>;
   digestMarkers: [string, number][];
@@ -153,6 +155,7 @@ export class NoiseTicker {
       out: [],
       drains: [],
       reminded: [],
+      reminderOf: new Map(),
       caughtUp: new Set(),
       digestMarkers: [],
       report: { batches: 0, catchups: 0, reminders: 0, digests: 0 },
@@ -360,8 +363,10 @@ export class NoiseTicker {
       )
         continue;
       const n = entry.reminders + 1;
+      const id = batchId('reminder', [t.id, n], sub.name, entry.channel);
+      plan.reminderOf.set(id, field);
       plan.out.push({
-        id: batchId('reminder', [t.id, n], sub.name, entry.channel),
+        id,
         type: 'reminder',
         subscription: sub.name,
         channel: entry.channel,
@@ -452,8 +457,29 @@ export class NoiseTicker {
     }
   }
 
+  /**
+   * Reminders whose lifecycle closed while the tick was deciding (its told entry is gone or
+   * changed since `allTold` read it: the tick also read silences, the last polls and, for a
+   * month-end digest, the upstream) are left out, with their ledger updates: "still open"
+   * after the closing went out would be wrong. Looked up just before the enqueue.
+   */
+  private async dropClosedReminders(plan: TickPlan): Promise<void> {
+    if (plan.reminderOf.size === 0) return;
+    const reminded = new Set(plan.reminderOf.values());
+    const looked = plan.reminded.filter(([field]) => reminded.has(field));
+    const unchanged = await this.o.store.toldUnchanged(
+      looked.map(([field, before]) => [field, before] as [string, ToldEntry]),
+    );
+    const closed = new Set(looked.filter((_, i) => unchanged[i] !== true).map(([f]) => f));
+    if (closed.size === 0) return;
+    plan.out = plan.out.filter((n) => !closed.has(plan.reminderOf.get(n.id) ?? ''));
+    plan.reminded = plan.reminded.filter(([field]) => !closed.has(field));
+    plan.report.reminders -= closed.size;
+  }
+
   /** Deliveries first (idempotent by id), then the state that says they were made. */
   private async apply(now: number, plan: TickPlan): Promise<void> {
+    await this.dropClosedReminders(plan);
     // A batch or catch-up ranks in the order of the lifecycles it carries by its `createdAt`:
     // taken on the routing clock, it ranks after what was routed before it and before what is
     // routed after it (say, a closing once the catch-up holding its opening has gone), also
