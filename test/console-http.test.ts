@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSP } from '../src/console/index.js';
+import { teamsAuth } from '../src/console/teams-api.js';
 import { consoleWorld, delivered, TEAM_A, TEAM_B, type World } from './helpers/console-world.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -74,6 +75,23 @@ describe('web console over HTTP', () => {
     // The ops routes are untouched.
     expect((await fetch(`${w.base}/healthz`)).status).toBe(200);
     expect((await fetch(`${w.base}/nope`)).status).toBe(404);
+  });
+
+  it("an admin session ends when the config file's admin token changes (a restart with a rotated token)", async () => {
+    let current: string | undefined = w.tokens.admin;
+    const auth = teamsAuth(w.app.api, () => current);
+    const viewer = await auth.authenticate(w.tokens.admin, '127.0.0.1');
+    expect(viewer).toMatchObject({ team: null, label: 'admin' });
+    // The session keeps a digest of the token, never the token.
+    expect(JSON.stringify(viewer)).not.toContain(w.tokens.admin);
+    expect(await auth.stillValid?.(viewer!)).toBe(true);
+    current = `${w.tokens.admin}-rotated`;
+    expect(await auth.stillValid?.(viewer!)).toBe(false);
+    current = undefined;
+    expect(await auth.stillValid?.(viewer!)).toBe(false);
+    // A session stored before sessions kept the digest is not trusted either.
+    current = w.tokens.admin;
+    expect(await auth.stillValid?.({ id: viewer!.id, team: null, label: 'admin' })).toBe(false);
   });
 
   it('a login is a session; a POST without the CSRF token is refused (403), with it accepted', async () => {

@@ -27,6 +27,12 @@ export interface Viewer {
   team: string | null;
   /** A name to show and to sign silences with (default: the id). */
   label?: string;
+  /**
+   * What ties a session to the secret it was opened with, when the token has no id of its own
+   * (the config file's admin token: a digest of it), so that a rotated secret ends the sessions
+   * opened with the old one.
+   */
+  proof?: string;
 }
 
 /** The seam an API with tokens plugs into. */
@@ -63,7 +69,12 @@ interface Session {
 const SESSION = zodShape<Session>(
   'console:session',
   z.object({
-    viewer: z.object({ id: z.string(), team: z.string().nullable(), label: z.string().optional() }),
+    viewer: z.object({
+      id: z.string(),
+      team: z.string().nullable(),
+      label: z.string().optional(),
+      proof: z.string().optional(),
+    }),
     csrf: z.string(),
     createdAt: z.number(),
     expiresAt: z.number(),

@@ -4,6 +4,7 @@
  * subscriptions and channels with the API's own validation, ownership rules and audit entries.
  * A viewer is the token's actor: admins (`team: null`) see everything, a team its own objects.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { redactText } from '../config/secret-text.js';
 import { CHANNEL_TYPES, channelSecrets } from '../notify/kinds.js';
@@ -19,9 +20,19 @@ import type { Keys, RedisClient } from '../redis.js';
 import type { ConsoleAuth, Viewer } from './auth.js';
 import { ConsoleError, type ObjectView, type SelfService } from './selfservice.js';
 
-export function viewerOf(actor: Actor): Viewer {
+/** A digest of the config file's admin token, kept in its sessions (never the token itself). */
+function adminProof(token: string): string {
+  return createHash('sha256').update(`statuswatch console admin session\0${token}`).digest('hex');
+}
+
+export function viewerOf(actor: Actor, token?: string): Viewer {
   if (actor.tokenId === CONFIG_ADMIN_TOKEN_ID)
-    return { id: actor.tokenId, team: null, label: 'admin' };
+    return {
+      id: actor.tokenId,
+      team: null,
+      label: 'admin',
+      ...(token === undefined ? {} : { proof: adminProof(token) }),
+    };
   return {
     id: actor.tokenId,
     team: actor.admin ? null : actor.team,
@@ -38,12 +49,17 @@ export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): 
   return {
     async authenticate(token, address) {
       const actor = await api.tokens.authenticate(token, adminToken(), address);
-      return actor === null ? null : viewerOf(actor);
+      return actor === null ? null : viewerOf(actor, token);
     },
     async stillValid(viewer) {
       if (viewer.id === CONFIG_ADMIN_TOKEN_ID) {
+        // Opened with the admin token in force now: a rotated token (a restart with another
+        // one) ends the sessions of the old one, as a revoked team token ends its own.
         const t = adminToken();
-        return t !== undefined && t !== '';
+        if (t === undefined || t === '' || viewer.proof === undefined) return false;
+        const want = Buffer.from(adminProof(t), 'hex');
+        const have = Buffer.from(viewer.proof, 'hex');
+        return have.length === want.length && timingSafeEqual(have, want);
       }
       const token = (await api.tokens.list()).find((t) => t.id === viewer.id);
       return token?.state === 'active';
