@@ -387,7 +387,8 @@ describe('diffIncidents', () => {
     expect(switched.found).toEqual([]);
     expect(Object.keys(switched.entry?.open ?? {}).sort()).toEqual(['x', 'y', 'z']);
     expect(switched.entry?.open['z']).toMatchObject({ status: 'identified', updateCount: 4 });
-    expect(switched.entry?.closed?.['x']).toBeUndefined();
+    // Still remembered resolved: its closing went out, so nothing more is said of it.
+    expect(switched.entry?.closed?.['x']).toBeDefined();
     // The same list without a switch: all of it is news.
     expect(steps(true, view).found.sort()).toEqual([
       'incident.opened:y',
@@ -398,6 +399,30 @@ describe('diffIncidents', () => {
     expect(steps(false, [incident('s', 'z', 'resolved', 2)]).found).toEqual([
       'incident.resolved:z',
     ]);
+  });
+
+  it('an incident resolved before a variant switch that the new variant still lists: nothing more is said of it, not a second resolution', () => {
+    let prev = new Map<string, IncidentsEntry>();
+    const run = (rows: (Incident & { feedId: string })[], baselined = true, announceNew = true) => {
+      const r = diffIncidents({
+        previous: prev,
+        list: list('A', rows),
+        baselined,
+        announceNew,
+        resolvable: () => true,
+        now: NOW,
+      });
+      prev = new Map([...prev, ...r.changed]);
+      return r.transitions.map((t) => `${t.kind}:${t.incident?.id ?? ''}`);
+    };
+    run([incident('s', 'x', 'investigating', 1)], false);
+    expect(run([])).toEqual(['incident.resolved:x']);
+    expect(run([incident('s', 'x', 'investigating', 1)], true, false)).toEqual([]); // the switch
+    expect(run([incident('s', 'x', 'identified', 3)])).toEqual([]);
+    expect(run([])).toEqual([]);
+    // Gone and remembered resolved: back again, it is a reopening as before.
+    expect(run([incident('s', 'x', 'investigating', 4)])).toEqual(['incident.updated:x']);
+    expect(run([incident('s', 'x', 'resolved', 4)])).toEqual(['incident.resolved:x']);
   });
 
   it("a cycle re-run from the same state derives each incident's transition id alike, whatever else of its service changed meanwhile", () => {

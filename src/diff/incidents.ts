@@ -418,22 +418,21 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
         canonicalUrl: incident.canonicalServiceUrl,
         officialStatusUrl: incident.officialStatusUrl,
       };
+      // Open here and remembered resolved: the first list of another variant still listed it
+      // after its closing went out (kept as the baseline of that view). Nothing more is said of
+      // it: neither its updates nor a second resolution.
+      const closedBefore = before !== null && closed.has(incident.id);
       if (incident.status === 'resolved') {
         if (before !== null && baselined) {
-          emit('incident.resolved', refOf(incident), before, service);
+          if (!closedBefore) emit('incident.resolved', refOf(incident), before, service);
           closed.set(incident.id, closedOf(itemOf(incident), input.now));
         }
         continue;
       }
       const item = itemOf(incident);
       open.set(incident.id, item);
-      if (!announce) continue;
-      if (input.announceNew === false) {
-        // A switch: listed open in the new view is its baseline (a remembered resolution it
-        // still lists, too), announced by nothing.
-        if (before === null) closed.delete(incident.id);
-        continue;
-      }
+      // A switch: what the new view shows differently is its baseline, announced by nothing.
+      if (!announce || input.announceNew === false || closedBefore) continue;
       const wasClosed = before === null ? closed.get(incident.id) : undefined;
       if (wasClosed !== undefined) {
         // Back after statuswatch resolved it: the same incident again, on its own thread.
@@ -460,19 +459,20 @@ export function diffIncidents(input: IncidentsDiffInput): DiffResult<IncidentsEn
     for (const [id, before] of Object.entries(prevOpen)) {
       if (present.has(id)) continue;
       if (input.resolvable(feedId, id)) {
-        emit(
-          'incident.resolved',
-          {
-            id,
-            title: before.title,
-            status: 'resolved',
-            started: before.started,
-            updateCount: before.updateCount,
-            latestUpdate: null,
-          },
-          before,
-          { name: null, canonicalUrl: null, officialStatusUrl: null },
-        );
+        if (!closed.has(id))
+          emit(
+            'incident.resolved',
+            {
+              id,
+              title: before.title,
+              status: 'resolved',
+              started: before.started,
+              updateCount: before.updateCount,
+              latestUpdate: null,
+            },
+            before,
+            { name: null, canonicalUrl: null, officialStatusUrl: null },
+          );
         closed.set(id, closedOf(before, input.now));
       } else {
         open.set(id, before);
