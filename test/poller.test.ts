@@ -143,6 +143,21 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     expect((sim!.stats.byPath[STATUS] ?? 0) - (before + 1)).toBeLessThanOrEqual(1);
   });
 
+  it('a cycle stuck for more than five leases is no longer renewed: its kind is polled again meanwhile', async () => {
+    const url = await setup({ rateLimit: false });
+    const r = await replica(url, { status: 200 }, { budget: 6000, leaseMs: 300 });
+    await waitFor(() => r.cycles.some((c) => c.kind === 'status'), { what: 'a first cycle' });
+    const STATUS = '/api/v1/status';
+    const before = sim!.stats.byPath[STATUS] ?? 0;
+    // Answered after 6 s: the lease is renewed for five leases (1.5 s), then left to expire.
+    sim!.failNext({ path: STATUS, status: 503, delayMs: 6000 });
+    await waitFor(() => (sim!.stats.byPath[STATUS] ?? 0) >= before + 2, {
+      timeoutMs: 5_000,
+      what: 'a status poll beside the stuck one',
+    });
+    expect(r.cycles.some((c) => c.error?.status === 503)).toBe(false);
+  });
+
   it('N replicas still make one poll per interval', async () => {
     const url = await setup({ rateLimit: false });
     const t0 = Date.now();

@@ -131,6 +131,18 @@ describe('hand-off → router → delivery → webhook receivers (real Redis, si
     expect(categories.has('payments', 'stripe')).toBe(true);
   });
 
+  it('a 429 for a category stops the look (the poll queue pauses for it): the next category is not fetched, nothing is marked failed', async () => {
+    const { d, upstream, categories, log } = await setup();
+    sim!.failNext({ path: '/api/v1/services', status: 429, retryAfter: 5 });
+    const before = sim!.stats.requests;
+    await expect(categories.refresh(upstream, ['payments', 'devtools'], log)).rejects.toMatchObject(
+      { code: 'upstream_rate_limited' },
+    );
+    expect(sim!.stats.requests - before).toBe(1);
+    expect(await d.tr.redis.hlen(d.tr.keys.key('catalog', 'category-failed'))).toBe(0);
+    expect(await categories.refresh(upstream, ['payments', 'devtools'], log)).toBe(2);
+  });
+
   it('routes by feedId, "*", category and event kind; dedupes per transition:subscription:channel', async () => {
     const { d, upstream, categories, log } = await setup();
     expect(await categories.refresh(upstream, ['payments'], log)).toBe(1);

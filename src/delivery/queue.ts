@@ -319,9 +319,12 @@ export class DeliveryQueue {
     const listings = retriedListings(found.n, Date.now());
     if ('job' in found) {
       // Sent (or being sent) since it died, after its mark expired: a stale dead letter.
-      if (!(await this.ledger.renewHandOff(id, listings))) return false;
+      if (!(await this.ledger.renewHandOff(id))) return false;
       await found.job.updateData({ notification: found.n, priorAttempts: 0 });
       await found.job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      // Listed once its job is no longer failed: a look at it before would find it dead and
+      // take the listing out again. (Sent meanwhile: not listed.)
+      await this.ledger.renewHandOff(id, listings);
       return true;
     }
     // Only while the failed batch (or nobody, or a hand-off without its job) holds it: never

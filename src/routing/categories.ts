@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { CATEGORY_INTERVAL_MS } from '../budget/plan.js';
-import { StatuswatchError, toError } from '../errors.js';
+import { StatuswatchError, errorCode, toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
 import type { UpstreamClient } from '../upstream/index.js';
 
@@ -59,6 +59,8 @@ export class CategoryStore {
         const res = await client.services({ category: slug });
         members = res.data.services.map((s) => s.feedId);
       } catch (err) {
+        // A 429 stops the look (the poll queue pauses for it); other failures wait 10 minutes.
+        if (errorCode(err) === 'upstream_rate_limited') throw err;
         await this.redis.hset(this.failedKey(), slug, String(this.now()));
         failure ??= toError(err);
         continue;

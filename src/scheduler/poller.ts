@@ -59,6 +59,8 @@ const MAX_PAUSE_MS = 120_000;
  * changes.
  */
 const LEASE_MS = 120_000;
+/** How many leases a cycle may run for (renewed) before its lease is left to expire. */
+const MAX_CYCLE_LEASES = 5;
 /** First and longest pause between tries to release a lease whose release failed. */
 const RELEASE_RETRY_MS = 250;
 const RELEASE_RETRY_MAX_MS = 2_000;
@@ -240,7 +242,15 @@ export class Poller extends EventEmitter<PollerEvents> {
         return;
       }
       if (kind === 'categories') {
-        await this.options.refreshCategories?.();
+        // One look at a time across replicas: a slow one (timeouts, one category after the
+        // other) is not joined by the next minute's.
+        const lease = await this.lease(kind);
+        if (lease === null) return;
+        try {
+          await this.options.refreshCategories?.();
+        } finally {
+          await lease.release();
+        }
         return;
       }
       // One cycle per kind at a time across replicas: a cycle slower than its interval is not
@@ -289,7 +299,7 @@ export class Poller extends EventEmitter<PollerEvents> {
     }
   }
 
-  private async lease(kind: PollKind): Promise<{ release(): Promise<void> } | null> {
+  private async lease(kind: PollKind | 'categories'): Promise<{ release(): Promise<void> } | null> {
     const key = this.options.keys.key('poll', 'lease', kind);
     const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
     const leaseMs = this.options.leaseMs ?? LEASE_MS;
@@ -298,7 +308,19 @@ export class Poller extends EventEmitter<PollerEvents> {
     const release = async (): Promise<void> => {
       await this.options.connection.eval(RELEASE_SCRIPT, 1, key, token);
     };
+    // Renewed for at most MAX_CYCLE_LEASES leases: a cycle stuck for ever (an await that never
+    // settles) must not keep its kind unpolled for ever.
+    let renewals = 0;
     const renewal = setInterval(() => {
+      renewals += 1;
+      if (renewals > MAX_CYCLE_LEASES * 3) {
+        clearInterval(renewal);
+        this.options.log.warn(
+          { event: 'poll:lease_abandoned', kind },
+          `a ${kind} cycle has run for ${String(MAX_CYCLE_LEASES)} leases: its lease is no longer renewed`,
+        );
+        return;
+      }
       this.options.connection
         .eval(RENEW_SCRIPT, 1, key, token, String(leaseMs))
         .then((renewed) => {
@@ -335,7 +357,10 @@ export class Poller extends EventEmitter<PollerEvents> {
   }
 
   /** Tries `release` again, backing off, until it succeeds, the lease expires or the poller stops. */
-  private async retryRelease(kind: PollKind, release: () => Promise<void>): Promise<void> {
+  private async retryRelease(
+    kind: PollKind | 'categories',
+    release: () => Promise<void>,
+  ): Promise<void> {
     const until = Date.now() + (this.options.leaseMs ?? LEASE_MS);
     let pause = RELEASE_RETRY_MS;
     while (this.worker !== null && Date.now() < until) {
