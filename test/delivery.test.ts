@@ -114,6 +114,29 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
     ]);
   });
 
+  it('a delivery still failing an hour after its first failure is a dead letter, attempts left or not', async () => {
+    h = await deliveryHarness();
+    let shift = 0;
+    const rx = await receiver((_req, index) => {
+      // The batch's attempt and a retry; the next retry comes an hour later (the receiver's
+      // long Retry-After, say).
+      if (index === 2) shift = 61 * 60_000;
+      return { status: 503 };
+    });
+    const registry = h.registry({ hook: webhookChannel(rx.url) });
+    const w = h.startWorker(() => registry, { ...fast, now: () => Date.now() + shift });
+    const n = delivery('span');
+    await h.queue.enqueue([n]);
+    const dead = await w.waitForOutcome((o) => o.outcome === 'dead', 10_000);
+    expect(dead.attempt).toBe(3);
+    const [letter] = await waitFor(async () => {
+      const all = await h!.queue.deadLetters();
+      return all.length > 0 && all;
+    });
+    expect(letter?.failedReason).toMatch(/retried for an hour/);
+    expect(rx.received).toHaveLength(3);
+  });
+
   it('a 404 is a dead letter at once; retryDeadLetter delivers it once more with the same webhook-id', async () => {
     h = await deliveryHarness();
     let fixed = false;

@@ -19,10 +19,12 @@ import { lifecycleKey, roleOf } from '../noise/policy.js';
 import { ledgerField } from '../routing/route.js';
 
 /**
- * How long a listed delivery holds the later ones back at most (and how long the index lives):
- * longer than a retry job's attempts normally take, bounded because nothing must wait for ever.
+ * How long a listed delivery holds the later ones back at most (and how long the index lives),
+ * from the time its cycle was routed: longer than a retry job's retries last (at most an hour
+ * after its first failure, `MAX_RETRY_SPAN_MS`, plus one last `Retry-After` of up to an hour),
+ * bounded because nothing must wait for ever.
  */
-export const ORDER_HORIZON_MS = 2 * 3600_000;
+export const ORDER_HORIZON_MS = 3 * 3600_000;
 
 /**
  * How far behind one replica's routing clock may be another's (the routing clock follows the

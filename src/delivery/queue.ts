@@ -17,11 +17,18 @@ export const DELIVERIES_QUEUE = QUEUES.deliveries;
 export const RETRIES_QUEUE = QUEUES.deliveryRetries;
 /**
  * Attempts of a delivery before it is a dead letter: with `retryDelay`'s backoff (1 s doubling
- * to a 5-minute cap) the 19 retries span about an hour (8.5 minutes for the first nine, then 5
- * minutes apart), so a receiver's outage of up to an hour (a vendor incident, a deploy) delays
- * alerts but loses none. (With 8, they spanned about two minutes.)
+ * to a 5-minute cap, ±50% jitter) the 19 retries span about an hour (8.5 minutes for the first
+ * nine, then up to 5 minutes apart), so a receiver's outage of up to an hour (a vendor incident,
+ * a deploy) delays alerts but loses none. (With 8, they spanned about two minutes.)
  */
 export const DEFAULT_ATTEMPTS = 20;
+/**
+ * How long after its first failed attempt a delivery is still retried: a receiver's long
+ * `Retry-After`s end it sooner than its attempts would. Kept (with one last Retry-After of up to
+ * an hour) inside `ORDER_HORIZON_MS`, so a delivery being retried still holds the later ones of
+ * its lifecycle back.
+ */
+export const MAX_RETRY_SPAN_MS = 60 * 60 * 1000;
 /** Deliveries in one batch job. */
 export const BATCH_SIZE = 100;
 /** A sent delivery id is remembered (and so deduplicated) this long. */
@@ -56,6 +63,8 @@ export interface DeliveryJobData {
    * already reserved, so that run sends without reserving another.
    */
   slotFor?: number;
+  /** Unix ms of its first failed attempt (since the last dead-letter retry): `MAX_RETRY_SPAN_MS`. */
+  since?: number;
 }
 
 export interface DeadLetter {
@@ -158,6 +167,7 @@ export class DeliveryQueue {
         {
           notification,
           priorAttempts: 1,
+          since: Date.now(),
           ...(deadOnArrival === undefined ? {} : { deadOnArrival }),
         },
         delayMs,

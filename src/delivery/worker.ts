@@ -32,6 +32,7 @@ import { Pacer } from './pacer.js';
 import { ordersOf, orderWaitMs } from './order.js';
 import { startWorker } from '../queues.js';
 import type { BatchJobData, DeliveryJobData, DeliveryQueue, DeliveryState } from './queue.js';
+import { MAX_RETRY_SPAN_MS } from './queue.js';
 
 /** Batch jobs taken at a time by default. */
 export const DEFAULT_BATCH_CONCURRENCY = 2;
@@ -739,12 +740,17 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       this.report(n, channelType, 'sent', attempt, null);
       return;
     }
-    if (!err.retryable || attempt >= (job.opts.attempts ?? 1)) {
+    const since = data.since ?? this.now();
+    const spent = this.now() - since >= MAX_RETRY_SPAN_MS;
+    if (!err.retryable || attempt >= (job.opts.attempts ?? 1) || spent) {
       // Its hand-off mark lives as long as the dead letter from now on.
       await ledger.renewHandOff(n.id);
       this.report(n, channelType, 'dead', attempt, err);
-      throw new UnrecoverableError(err.message);
+      throw new UnrecoverableError(
+        spent && err.retryable ? `${err.message} (retried for an hour)` : err.message,
+      );
     }
+    if (data.since === undefined) await job.updateData({ ...data, since });
     this.report(n, channelType, 'retry', attempt, err);
     throw err;
   }
