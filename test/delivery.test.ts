@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchOwner } from '../src/delivery/ledger.js';
 import { ORDER_HORIZON_MS } from '../src/delivery/order.js';
+import { UNKNOWN_CHANNEL_GRACE_MS } from '../src/delivery/worker.js';
 import { DELIVERIES_QUEUE, type BatchJobData } from '../src/delivery/queue.js';
 import type { Notification } from '../src/notify/types.js';
 import {
@@ -234,7 +235,24 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
     });
   });
 
-  it('a channel removed by a config reload makes a dead letter with reason config', async () => {
+  it('a delivery to a channel this replica does not know (a rolling upgrade adding it): retried, and sent once the channel is known', async () => {
+    h = await deliveryHarness();
+    const rx = await receiver(() => ({ status: 200 }));
+    const old = h.registry({ other: webhookChannel(rx.url) });
+    const upgraded = h.registry({ hook: webhookChannel(rx.url), other: webhookChannel(rx.url) });
+    let current = old;
+    const w = h.startWorker(() => current, fast);
+    const n = delivery('upgrade');
+    await h.queue.enqueue([n]);
+    const retried = await w.waitForOutcome((o) => o.notification.id === n.id);
+    expect(retried).toMatchObject({ outcome: 'retry', reason: 'config' });
+    current = upgraded; // reloaded with the new config
+    await w.waitForOutcome((o) => o.notification.id === n.id && o.outcome === 'sent', 10_000);
+    expect(rx.received.map(webhookIdOf)).toEqual([n.id]);
+    expect(await h.queue.deadLetters()).toEqual([]);
+  });
+
+  it('a channel removed by a config reload makes a dead letter with reason config (past the grace of an unknown channel)', async () => {
     h = await deliveryHarness();
     const rx = await receiver(() => ({ status: 200 }));
     const before = h.registry({ hook: webhookChannel(rx.url) });
@@ -242,7 +260,7 @@ describe('delivery queue → webhook receiver (real Redis, real HTTP)', () => {
     let current = before;
     const w = h.startWorker(() => current, fast);
     const first = delivery('first');
-    const orphan = delivery('orphan');
+    const orphan = { ...delivery('orphan'), createdAt: Date.now() - UNKNOWN_CHANNEL_GRACE_MS };
 
     await h.queue.enqueue([first]);
     await w.waitForOutcome((o) => o.notification.id === first.id && o.outcome === 'sent');

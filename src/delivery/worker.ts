@@ -117,6 +117,9 @@ function earlierFailed(n: Notification): StatuswatchError {
   );
 }
 
+/** How long a delivery to a channel a replica does not know is retried (`missingChannel`). */
+export const UNKNOWN_CHANNEL_GRACE_MS = 15 * 60 * 1000;
+
 function priorAttemptsOf(job: { data: unknown } | undefined): number {
   const data = job?.data as Partial<DeliveryJobData> | undefined;
   return data?.priorAttempts ?? 0;
@@ -424,10 +427,19 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     }
   }
 
+  /**
+   * A delivery to a channel this replica does not know. During a rolling upgrade that adds a
+   * channel, a replica still on the old config takes deliveries routed by one on the new: such a
+   * delivery is retried (another replica, or this one after its reload, sends it) while it is
+   * younger than `UNKNOWN_CHANNEL_GRACE_MS`, and only then a dead letter.
+   */
   private missingChannel(n: Notification): DeliveryError {
+    const young = this.now() - n.createdAt < UNKNOWN_CHANNEL_GRACE_MS;
     return new DeliveryError({
-      message: `channel "${n.channel}" is not configured (any more)`,
-      retryable: false,
+      message: young
+        ? `channel "${n.channel}" is not configured on this replica (yet): retried`
+        : `channel "${n.channel}" is not configured (any more)`,
+      retryable: young,
       reason: 'config',
     });
   }
