@@ -374,6 +374,32 @@ describe('secrets', () => {
     expect((await teamA('POST', '/api/v1/channels/shared/test')).status).toBe(403);
   });
 
+  it('"<set>" keeps a stored secret only while the channel sends to the same place: not with another URL or type', async () => {
+    const base = { name: 'a-hook', type: 'webhook', secret: '<set>', headers: '<set>' };
+    // The stored signing secret and headers sent to an address of the caller's choosing: no.
+    const moved = await teamA('PUT', '/api/v1/channels/a-hook', {
+      ...base,
+      url: 'http://127.0.0.1:9/collect',
+    });
+    expect(moved.status).toBe(400);
+    expect(moved.body.error.field).toBe('secret');
+    expect(moved.text).toContain('same place');
+    // The same address given again (not "<set>"), or kept: yes.
+    const same = await teamA('PUT', '/api/v1/channels/a-hook', {
+      ...base,
+      url: `${hook.base}${PATH_A}`,
+      timeoutMs: 4500,
+    });
+    expect(same.status, same.text).toBe(200);
+    const before = hook.of(PATH_A).length;
+    const test = await teamA('POST', '/api/v1/channels/a-hook/test');
+    expect(test.body.ok, test.text).toBe(true);
+    const hits = await waitFor(() => hook.of(PATH_A).length > before && hook.of(PATH_A), {
+      what: 'the test notification',
+    });
+    expect(hits.at(-1)?.verified).toBe(true);
+  });
+
   it('no secret in clear in any Redis key, in any API answer, or in the logs', async () => {
     const dump = await dumpPrefix(w.tr.redis, w.tr.prefix);
     expect(dump).toContain('swenc1.');

@@ -40,6 +40,37 @@ export function secretPathsOf(type: unknown): readonly string[] {
   return channelKinds[type as ChannelType].secretPaths;
 }
 
+/** Fields that say where a channel's secrets are sent: its type, endpoints and servers. */
+const DESTINATION_KEY = /^(type|url|apiUrl|webhookUrl|host|port|secure|region)$/;
+
+/** Whether a field path names where a channel sends (`url`, `smtp.host`…). */
+export function isDestinationPath(path: string): boolean {
+  return DESTINATION_KEY.test(path.slice(path.lastIndexOf('.') + 1));
+}
+
+/**
+ * Where a channel spec sends its secrets, as comparable text: every destination field (by key,
+ * at any depth) outside `secretPaths`, with its path. A `"<set>"` may keep a stored secret only
+ * while this stays the same: else a token that may edit the channel could send the stored
+ * secret (a bot token, a routing key, an SMTP password) to a server of its choosing.
+ */
+export function destinationOf(
+  spec: Record<string, unknown>,
+  secretPaths: readonly string[],
+): string {
+  const out: [string, unknown][] = [];
+  const walk = (node: Record<string, unknown>, prefix: string): void => {
+    for (const [key, value] of Object.entries(node)) {
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      if (secretPaths.includes(path)) continue;
+      if (isPlainObject(value)) walk(value, path);
+      else if (DESTINATION_KEY.test(key)) out.push([path, value]);
+    }
+  };
+  walk(spec, '');
+  return JSON.stringify(out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 export function getAt(obj: Record<string, unknown>, path: string): unknown {
   let node: unknown = obj;
   for (const part of path.split('.')) {

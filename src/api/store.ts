@@ -30,7 +30,9 @@ import {
   configChannelView,
   configSubscriptionView,
   deleteAt,
+  destinationOf,
   getAt,
+  isDestinationPath,
   nameTaken,
   secretPathsOf,
   SET,
@@ -443,13 +445,41 @@ export class ApiStore {
       const spec = structuredClone(req.spec);
       // "<set>": keep the stored value of that field.
       const issues: FieldIssue[] = [];
-      for (const path of secretPathsOf(spec.type)) {
+      const secretPaths = secretPathsOf(spec.type);
+      // Whether the request sends the channel somewhere else than `existing` does: another
+      // type, endpoint or server, also through a secret that is itself an address (a webhook's
+      // `url`) given anew.
+      const movedFrom = (stored: StoredChannel): boolean => {
+        if (
+          destinationOf(spec, secretPaths) !==
+          destinationOf(stored.spec, secretPathsOf(stored.spec['type']))
+        )
+          return true;
+        return secretPaths.some((p) => {
+          const value = getAt(spec, p);
+          if (!isDestinationPath(p) || value === SET || value === undefined) return false;
+          const before = stored.secrets[p];
+          return (
+            before === undefined ||
+            box === null ||
+            box.decrypt(before, secretSlot(req.name, p)) !== JSON.stringify(value)
+          );
+        });
+      };
+      for (const path of secretPaths) {
         if (getAt(spec, path) !== SET) continue;
         const kept = existing?.secrets[path];
         if (kept === undefined) {
           issues.push({
             field: path,
             message: `"${SET}" keeps the stored value, but none is stored`,
+          });
+          continue;
+        }
+        if (existing !== undefined && movedFrom(existing)) {
+          issues.push({
+            field: path,
+            message: `"${SET}" keeps the stored value only while the channel sends to the same place (its type, URLs, host and port): send the value again to change where it goes`,
           });
           continue;
         }
