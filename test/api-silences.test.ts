@@ -149,6 +149,21 @@ describe('/api/v1/silences', () => {
     expect(ids(await admin('GET', '/api/v1/silences'))).toEqual([silenceId]);
   });
 
+  it('a time past 9999-12-31 is refused with its field named (a silence ending then broke every page that wrote it as a date)', async () => {
+    const far = await teamA('POST', '/api/v1/silences', {
+      matchers: { subscriptions: ['a-sub'] },
+      endsAt: 9_000_000_000_000_000,
+      author: 'alice',
+    });
+    expect(far.status, far.text).toBe(400);
+    expect(far.body.error.field).toBe('endsAt');
+    expect(far.text).toContain('9999-12-31');
+    const token = await admin('POST', '/api/v1/tokens', { team: 'team-a', expiresAt: 1e16 });
+    expect(token.status, token.text).toBe(400);
+    expect(token.body.error.field).toBe('expiresAt');
+    expect(ids(await admin('GET', '/api/v1/silences'))).toEqual([silenceId]);
+  });
+
   it('an admin sees and creates any silence; team A does not see it', async () => {
     const created = await admin('POST', '/api/v1/silences', {
       matchers: { services: ['github'] },

@@ -17,6 +17,7 @@ import { countCorrupt, decode, encode } from '../redis/stored.js';
 import { AuditLog, type AuditEntry } from './audit.js';
 import { ApiError, invalid } from './errors.js';
 import { nameSchema, STORED_TOKEN, type StoredToken } from './model.js';
+import { LATEST_TIME_MS } from '../silences/model.js';
 
 /** Who is calling: a token and what it may do. */
 export interface Actor {
@@ -280,6 +281,11 @@ export function parseTokenRequest(body: unknown, now: number): TokenRequest {
         message: 'expected an ISO 8601 time or Unix milliseconds',
       });
     else if (ms <= now) issues.push({ field: 'expiresAt', message: 'must be in the future' });
+    else if (ms > LATEST_TIME_MS)
+      issues.push({
+        field: 'expiresAt',
+        message: 'is too far in the future (the latest is 9999-12-31)',
+      });
     else expiresAt = Math.trunc(ms);
   }
   if (issues.length > 0 || !team.success) throw invalid(issues);

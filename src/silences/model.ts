@@ -122,6 +122,12 @@ const commentSchema = z
 const TIME_HINT = 'Unix milliseconds or an ISO 8601 time with a zone (2026-05-01T12:00:00Z)';
 
 /** Unix ms (a non-negative integer) or an ISO 8601 date-time with `Z` or an offset. */
+/**
+ * The latest time a silence (or a token) may name: 9999-12-31T23:59:59.999Z. Later ones are
+ * refused; every page and answer can still write this one as a date.
+ */
+export const LATEST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const timeSchema = z.union(
   [z.int().nonnegative(), z.iso.datetime({ offset: true }).transform((text) => Date.parse(text))],
   { error: (issue) => (issue.input === undefined ? 'required' : `expected ${TIME_HINT}`) },
@@ -184,8 +190,19 @@ export function silenceDraftSchema(now: number) {
     } else if (endsAt <= startsAt) {
       ctx.addIssue({ code: 'custom', path: [field], message: 'must end after startsAt' });
     }
-    if (!Number.isSafeInteger(endsAt)) {
-      ctx.addIssue({ code: 'custom', path: [field], message: 'is too far in the future' });
+    if (!Number.isSafeInteger(endsAt) || endsAt > LATEST_TIME_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [field],
+        message: 'is too far in the future (the latest is 9999-12-31)',
+      });
+    }
+    if (startsAt > LATEST_TIME_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['startsAt'],
+        message: 'is too far in the future (the latest is 9999-12-31)',
+      });
     }
     return {
       matchers: req.matchers,
