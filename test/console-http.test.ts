@@ -94,6 +94,31 @@ describe('web console over HTTP', () => {
     expect(await auth.stillValid?.({ id: viewer!.id, team: null, label: 'admin' })).toBe(false);
   });
 
+  it('after the login it goes back to a local path only: not to one a browser reads as another origin', async () => {
+    const page = await fetch(`${w.base}/login`);
+    const loginCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+    const after = async (next: string): Promise<string | null> => {
+      const res = await fetch(`${w.base}/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ csrf, token: w.tokens.payments, next }),
+      });
+      expect(res.status).toBe(303);
+      return res.headers.get('location');
+    };
+    expect(await after('/notifications?x=1')).toBe('/notifications?x=1');
+    for (const next of [
+      '/\t/evil.example',
+      '/\n/evil.example',
+      '//evil.example',
+      '/\\evil.example',
+      'https://evil.example',
+    ])
+      expect(await after(next)).toBe('/');
+  });
+
   it('a login is a session; a POST without the CSRF token is refused (403), with it accepted', async () => {
     const { cookie, csrf } = await login(w.tokens.payments);
     expect(csrf).not.toBe('');

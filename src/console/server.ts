@@ -176,9 +176,18 @@ function decodeSegment(raw: string): string {
   }
 }
 
-/** A local path to go back to after the login (never another origin). */
+/**
+ * A local path to go back to after the login (never another origin): printable ASCII only (a
+ * browser drops tabs and line breaks from a Location, so `/\t/evil.example` would become
+ * `//evil.example`), starting with one slash, no backslash.
+ */
 function localPath(next: string | undefined): string {
-  if (next === undefined || !next.startsWith('/') || next.startsWith('//') || next.includes('\\'))
+  if (
+    next === undefined ||
+    !/^\/[\x21-\x7e]*$/.test(next) ||
+    next.startsWith('//') ||
+    next.includes('\\')
+  )
     return '/';
   return next;
 }
