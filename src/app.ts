@@ -330,7 +330,7 @@ export class App extends EventEmitter<AppEvents> {
         log,
         readiness: () => this.readiness(),
         adminToken: () => this.config.server.adminToken,
-        beforeScrape: () => this.sampleQueues(),
+        beforeScrape: () => this.sampleQueuesOnce(),
         admin: {
           silences: this.silences,
           deadLetters: () => this.deliveries.deadLetters(),
@@ -403,6 +403,17 @@ export class App extends EventEmitter<AppEvents> {
       deliveryRetries: this.deliveries.retries,
       noise: this.noise.queue,
     };
+  }
+
+  /** The queue sampling in progress (a scrape that gave up waiting leaves it running). */
+  private sampling: Promise<void> | null = null;
+
+  /** One sampling at a time: scrapes during a Redis outage do not pile commands up. */
+  private sampleQueuesOnce(): Promise<void> {
+    this.sampling ??= this.sampleQueues().finally(() => {
+      this.sampling = null;
+    });
+    return this.sampling;
   }
 
   private async sampleQueues(): Promise<void> {

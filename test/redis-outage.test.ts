@@ -273,6 +273,10 @@ async function outageScenario(
   w.sim.openIncident('slack', { title: 'Messages delayed' });
   await sleep(stoppedAt + o.outageMs - Date.now()); // the outage itself
   expect(await readyz(d), 'not ready until the end of the outage').toBe(503);
+  // A scrape still answers (with the last queue samples) before Prometheus gives up on it.
+  const scraped = await fetch(`${d.url}/metrics`, { signal: AbortSignal.timeout(3000) });
+  expect(scraped.status, '/metrics answers during the outage').toBe(200);
+  expect(await scraped.text()).toContain('statuswatch_queue_jobs');
   expect(d.proc.exit(), 'the daemon is still running').toBeNull();
   const cpuShare = ((await cpuSeconds(d.proc.pid)) - cpuBefore) / (o.outageMs / 1000);
   const end = mark(d);

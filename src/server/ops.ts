@@ -125,7 +125,10 @@ export class OpsServer {
       return;
     }
     if (path === '/metrics') {
-      await this.options.beforeScrape?.().catch(() => undefined);
+      // The queue samples read Redis: while it is down or paused they would wait, and a scrape
+      // must still answer (with the last samples) before Prometheus gives up on it.
+      const sampled = this.options.beforeScrape?.().catch(() => undefined);
+      if (sampled !== undefined) await settledWithin(sampled, SCRAPE_SAMPLE_MS);
       const text = await this.options.metrics.registry.metrics();
       send(res, 200, text, this.options.metrics.registry.contentType);
       return;
@@ -214,4 +217,19 @@ export class OpsServer {
       }),
     );
   }
+}
+
+/** How long a scrape waits for the queue samples (`beforeScrape`). */
+const SCRAPE_SAMPLE_MS = 1000;
+
+/** Resolves when `p` settles or after `ms`, whichever comes first. */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    void p.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
