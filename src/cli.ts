@@ -9,6 +9,7 @@ import { loadConfig, resolveConfigPath, ConfigError } from './config/load.js';
 import { redactText, secretValues } from './config/redact.js';
 import type { Config } from './config/schema.js';
 import { ownValue } from './config/fields.js';
+import { parseDuration } from './config/duration.js';
 import { App, BudgetError } from './app.js';
 import {
   MAX_SERVICES,
@@ -42,6 +43,25 @@ function intOption(name: string, min: number, max: number) {
   };
 }
 
+/**
+ * `STATUSWATCH_GRACE_MS`: how long a stop may drain before the process exits anyway. Whole
+ * milliseconds (`25000`) or a duration (`25s`); default 25 s. Anything else is refused at start
+ * (a value read as NaN made every stop exit at once, without a drain).
+ */
+function graceMs(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return 25_000;
+  const text = raw.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  try {
+    return parseDuration(text);
+  } catch {
+    fail(
+      `STATUSWATCH_GRACE_MS: expected milliseconds (such as 25000) or a duration (such as 25s)`,
+      EXIT_INVALID,
+    );
+  }
+}
+
 function fail(message: string, code = EXIT_FAILURE): never {
   process.stderr.write(`statuswatch: ${message}\n`);
   process.exit(code);
@@ -73,6 +93,7 @@ async function readChannel(
 
 async function runDaemon(explicit: string | undefined): Promise<void> {
   const { file, config } = await readConfig(explicit);
+  const grace = graceMs(process.env.STATUSWATCH_GRACE_MS);
   const secrets = secretValues(config);
   // The App adds the config's secrets (and later ones) to the lines' scrub list.
   const log = createLogger({ pretty: process.stdout.isTTY });
@@ -137,7 +158,6 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ event: 'app:signal', signal }, `${signal}: draining`);
-    const grace = Number(process.env.STATUSWATCH_GRACE_MS ?? 25_000);
     const timer = setTimeout(() => {
       log.error(
         { event: 'app:grace_exceeded' },

@@ -162,6 +162,17 @@ describe('statuswatch check-config', () => {
   });
 });
 
+describe('statuswatch run: STATUSWATCH_GRACE_MS', () => {
+  it('a value that is neither milliseconds nor a duration is exit 1 naming the variable, before connecting anywhere', async () => {
+    const { url } = await simulator();
+    const file = await writeConfig(await dir(), validConfig(url));
+    const run = await runCli(['run', '--config', file], { STATUSWATCH_GRACE_MS: '25 seconds' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^statuswatch: STATUSWATCH_GRACE_MS: expected milliseconds/);
+  });
+});
+
 describe('statuswatch notify-test and render', () => {
   it('a channel name the config lacks is exit 1 naming the channels, also a name every object inherits', async () => {
     const { url } = await simulator();
