@@ -316,47 +316,16 @@ export class App extends EventEmitter<AppEvents> {
 
   async start(): Promise<void> {
     const { log } = this.deps;
+    // The ops server first: /healthz answers (and /readyz says "not ready") while the start
+    // waits for Redis, so a liveness probe does not restart a pod that waits for its Redis, and
+    // a port already in use fails the start before any job is taken.
+    if (this.deps.server !== false) await this.startOps();
     await this.redis.ping();
     await this.api.start();
     await this.oweClosingsOfVanished();
     // The router, the noise ticker, the delivery worker; then the poller that feeds them.
     await this.stages.start();
     await this.poller.start();
-    if (this.deps.server !== false) {
-      this.ops = new OpsServer({
-        port: this.deps.port ?? this.config.server.port,
-        host: this.config.server.host,
-        metrics: this.metrics,
-        log,
-        readiness: () => this.readiness(),
-        adminToken: () => this.config.server.adminToken,
-        beforeScrape: () => this.sampleQueuesOnce(),
-        admin: {
-          silences: this.silences,
-          deadLetters: () => this.deliveries.deadLetters(),
-          retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
-          serviceState: (feedId) => this.serviceState(feedId),
-          vocabulary: () => this.vocabulary.report(),
-        },
-        api: this.api.http,
-        console: createAppConsole({
-          redis: this.redis,
-          keys: this.keys,
-          history: this.history,
-          catalog: this.pipeline.catalog,
-          categories: this.categories,
-          deliveries: this.deliveries,
-          retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
-          silences: this.silences,
-          api: this.api,
-          server: () => this.config.server,
-          pollKinds: () => (this.client.hasPremium ? POLL_KINDS : ['status', 'incidents']),
-          log,
-          now: this.deps.now ?? Date.now,
-        }),
-      });
-      this.port = await this.ops.start();
-    }
     this.running = true;
     const plan = planOf(this.config);
     log.info(
@@ -370,6 +339,43 @@ export class App extends EventEmitter<AppEvents> {
       },
       'statuswatch started',
     );
+  }
+
+  private async startOps(): Promise<void> {
+    const { log } = this.deps;
+    this.ops = new OpsServer({
+      port: this.deps.port ?? this.config.server.port,
+      host: this.config.server.host,
+      metrics: this.metrics,
+      log,
+      readiness: () => this.readiness(),
+      adminToken: () => this.config.server.adminToken,
+      beforeScrape: () => this.sampleQueuesOnce(),
+      admin: {
+        silences: this.silences,
+        deadLetters: () => this.deliveries.deadLetters(),
+        retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
+        serviceState: (feedId) => this.serviceState(feedId),
+        vocabulary: () => this.vocabulary.report(),
+      },
+      api: this.api.http,
+      console: createAppConsole({
+        redis: this.redis,
+        keys: this.keys,
+        history: this.history,
+        catalog: this.pipeline.catalog,
+        categories: this.categories,
+        deliveries: this.deliveries,
+        retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
+        silences: this.silences,
+        api: this.api,
+        server: () => this.config.server,
+        pollKinds: () => (this.client.hasPremium ? POLL_KINDS : ['status', 'incidents']),
+        log,
+        now: this.deps.now ?? Date.now,
+      }),
+    });
+    this.port = await this.ops.start();
   }
 
   /** The last readiness answered (null before the first probe). */

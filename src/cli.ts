@@ -104,6 +104,35 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
     if (err instanceof BudgetError) fail(err.message, EXIT_INVALID);
     throw err;
   }
+  // Signals are handled from here on, also while the start waits (for Redis, say): a stop then
+  // drains what has started, within the grace period, instead of being ignored by a PID 1.
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ event: 'app:signal', signal }, `${signal}: draining`);
+    const timer = setTimeout(() => {
+      log.error(
+        { event: 'app:grace_exceeded' },
+        'drain took longer than the grace period; exiting',
+      );
+      process.exit(EXIT_FAILURE);
+    }, grace);
+    timer.unref();
+    app
+      .stop()
+      .then(() => process.exit(0))
+      .catch((err: unknown) => {
+        log.error({ event: 'app:stop_failed', err: toError(err).message }, 'stop failed');
+        process.exit(EXIT_FAILURE);
+      });
+  };
+  process.on('SIGTERM', () => {
+    stop('SIGTERM');
+  });
+  process.on('SIGINT', () => {
+    stop('SIGINT');
+  });
   await app.start();
   log.info({ event: 'config:loaded', file }, `config ${file}`);
 
@@ -152,34 +181,6 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
       'cannot watch the config file; use SIGHUP to reload',
     );
   }
-
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ event: 'app:signal', signal }, `${signal}: draining`);
-    const timer = setTimeout(() => {
-      log.error(
-        { event: 'app:grace_exceeded' },
-        'drain took longer than the grace period; exiting',
-      );
-      process.exit(EXIT_FAILURE);
-    }, grace);
-    timer.unref();
-    app
-      .stop()
-      .then(() => process.exit(0))
-      .catch((err: unknown) => {
-        log.error({ event: 'app:stop_failed', err: toError(err).message }, 'stop failed');
-        process.exit(EXIT_FAILURE);
-      });
-  };
-  process.on('SIGTERM', () => {
-    stop('SIGTERM');
-  });
-  process.on('SIGINT', () => {
-    stop('SIGINT');
-  });
 }
 
 async function simulate(o: {

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { freePort, killAll, runCli, spawnCli, tempDir, writeConfig } from './helpers/process.js';
+import { waitFor } from './helpers/wait.js';
 
 const API_KEY = 'sk_cli_APIKEY_5eb63bbbe01eeed0';
 const ADMIN_TOKEN = 'adm_cli_ADMINTOKEN_2fd4e1c67a2d28fc';
@@ -159,6 +160,39 @@ describe('statuswatch check-config', () => {
     expect(run.stderr).toMatch(/^statuswatch: request plan needs 62 requests\/min/);
     expect(run.stderr).toContain('poll.status every 1s = 60/min');
     expectNoSecrets(run.stdout + run.stderr);
+  });
+});
+
+describe('statuswatch run: a start that waits for Redis', () => {
+  it('answers /healthz (200) and /readyz (503) meanwhile, and a SIGTERM ends it within the grace period', async () => {
+    const { url } = await simulator();
+    const port = await freePort();
+    const deadRedis = await freePort(); // nothing listens there
+    const config = validConfig(url);
+    config.redis = { url: `redis://127.0.0.1:${String(deadRedis)}`, prefix: 'cli-test' };
+    config.server = { port, host: '127.0.0.1', adminToken: ADMIN_TOKEN };
+    const file = await writeConfig(await dir(), config);
+    const p = spawnCli(['run', '--config', file], { STATUSWATCH_GRACE_MS: '2000' });
+    const base = `http://127.0.0.1:${String(port)}`;
+    const health = await waitFor(
+      async () => {
+        try {
+          return (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(1000) })).status;
+        } catch {
+          return undefined;
+        }
+      },
+      { timeoutMs: 10_000, what: '/healthz while Redis is down' },
+    );
+    expect(health).toBe(200);
+    const ready = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(3000) });
+    expect(ready.status).toBe(503);
+    const t0 = Date.now();
+    p.child.kill('SIGTERM');
+    const exit = await p.waitForExit(6000);
+    expect(Date.now() - t0).toBeLessThan(4000);
+    expect(exit.signal).toBeNull();
+    expect(p.output()).toContain('SIGTERM: draining');
   });
 });
 
