@@ -229,6 +229,10 @@ expect_ok "render passes when secrets.values provides it" \
   --set secrets.values.SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T/B/x
 expect_fail "render fails when REDIS_URL is set by nothing" 'REDIS_URL' \
   render bad7 --set redis.url=
+expect_fail "render fails when redis.url would override the Secret's REDIS_URL" 'redis.url and secrets.values.REDIS_URL' \
+  render bad8 --set secrets.values.REDIS_URL=redis://:pw@redis:6379
+expect_ok "render passes with the Secret's REDIS_URL and redis.url emptied" \
+  render good8 --set redis.url= --set secrets.values.REDIS_URL=redis://:pw@redis:6379
 
 if [[ -f "$STATUSWATCH_CLI" ]]; then
   expect_ok "app accepts the rendered config + env: defaults" app_accepts defaults

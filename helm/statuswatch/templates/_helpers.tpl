@@ -130,6 +130,11 @@ Secret or extraEnvFrom cannot be seen at render time; those are listed in NOTES.
 
 {{/* Fails rendering when the config requires a variable that provably nothing sets. */}}
 {{- define "statuswatch.validate" -}}
+{{- /* An explicit env entry beats envFrom: redis.url would silently win over the Secret's REDIS_URL. */}}
+{{- $secretValues := .Values.secrets.values | default dict }}
+{{- if and .Values.redis.url (get $secretValues "REDIS_URL") }}
+{{- fail "redis.url and secrets.values.REDIS_URL are both set, and redis.url would win: set redis.url to an empty string (redis.url=) to use the Secret's REDIS_URL" }}
+{{- end }}
 {{- $opaque := or .Values.secrets.existingSecret .Values.extraEnvFrom }}
 {{- $missing := include "statuswatch.missingEnv" . | fromJsonArray }}
 {{- if and $missing (not $opaque) }}
