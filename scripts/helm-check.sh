@@ -217,9 +217,13 @@ expect_fail "schema rejects an unknown top-level key" 'replicas' \
 expect_fail "schema rejects an unknown config key (typo)" 'subscribtions' \
   render bad3 --set 'config.subscribtions[0].name=x'
 expect_fail "schema rejects an unknown event kind" 'events' \
-  render bad4 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=https://x' \
+  render bad4 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=${SLACK_WEBHOOK_URL}' \
   --set 'config.subscriptions[0].name=s' --set 'config.subscriptions[0].services[0]=*' \
   --set 'config.subscriptions[0].channels[0]=c' --set 'config.subscriptions[0].events[0]=incident.opend'
+expect_fail "schema rejects a literal secret (it would be rendered into the ConfigMap)" 'webhookUrl' \
+  render bad9 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=https://hooks.slack.com/services/T/B/x'
+expect_fail "schema rejects a literal admin token" 'adminToken' \
+  render bad10 --set 'config.server.adminToken=adm_literal_token'
 expect_fail "schema rejects a channel with an unknown type" 'type' \
   render bad5 --set 'config.channels.c.type=carrier-pigeon'
 expect_fail "render fails when a required \${VAR} is set by nothing" 'SLACK_WEBHOOK_URL' \

@@ -48,7 +48,13 @@ function relax(node: Json, secret: boolean): Json {
   return secret ? { ...relaxed, description: 'a secret: use ${VAR}' } : relaxed;
 }
 
-/** Marks the kind's secret fields (top-level and dotted paths) with a description. */
+/** Secret fields that are often not secret (a plain endpoint, a team header). */
+const MAY_BE_LITERAL = new Set(['url', 'headers']);
+
+/**
+ * Makes the kind's secret fields (top-level and dotted paths) take only `${VAR}` references,
+ * but for `MAY_BE_LITERAL` ones, which are only described as secrets.
+ */
 function markSecrets(schema: JsonObject, paths: readonly string[]): JsonObject {
   for (const path of paths) {
     let node: Json | undefined = schema;
@@ -58,7 +64,12 @@ function markSecrets(schema: JsonObject, paths: readonly string[]): JsonObject {
       if (!isObject(properties)) break;
       const child: Json | undefined = properties[part];
       if (i === parts.length - 1 && isObject(child)) {
-        properties[part] = { ...child, description: 'a secret: use ${VAR}' };
+        // A credential takes only a reference to the environment: a literal one would be
+        // rendered into the ConfigMap. A webhook's `url` and `headers` are kept secret in case
+        // they carry one, but often do not: they may be literal.
+        properties[part] = MAY_BE_LITERAL.has(part)
+          ? { ...child, description: 'a secret: use ${VAR}' }
+          : { allOf: [ENV_REF], description: 'a secret: use ${VAR}' };
       }
       node = child;
     }
