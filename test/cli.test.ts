@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 /**
  * The built CLI (`node dist/cli.js`) as a real process: `check-config` on valid, invalid and
  * over-budget configs, `run` refusing an over-budget plan, and `simulate` serving the API.
@@ -193,6 +195,30 @@ describe('statuswatch run: a start that waits for Redis', () => {
     expect(Date.now() - t0).toBeLessThan(4000);
     expect(exit.signal).toBeNull();
     expect(p.output()).toContain('SIGTERM: draining');
+  });
+});
+
+describe('statuswatch run: a port in use', () => {
+  it('is exit 2 naming server.host and server.port, before connecting to Redis', async () => {
+    const { url } = await simulator();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const config = validConfig(url);
+      // No Redis there either: the listen fails first.
+      config.redis = { url: `redis://127.0.0.1:${String(await freePort())}`, prefix: 'cli-test' };
+      config.server = { port, host: '127.0.0.1', adminToken: ADMIN_TOKEN };
+      const file = await writeConfig(await dir(), config);
+      const run = await runCli(['run', '--config', file]);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        `server.host 127.0.0.1, server.port ${String(port)}: cannot listen`,
+      );
+      expect(run.stderr).toContain('EADDRINUSE');
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
 

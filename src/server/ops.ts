@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { toError } from '../errors.js';
+import { StatuswatchError, toError } from '../errors.js';
 import type { Metrics } from './metrics.js';
 import { handleSilences } from '../silences/admin.js';
 import type { SilenceStore } from '../silences/store.js';
@@ -99,10 +99,21 @@ export class OpsServer {
       });
     });
     this.server = server;
+    const host = this.options.host ?? DEFAULT_HOST;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host ?? DEFAULT_HOST, () => {
-        server.off('error', reject);
+      const failed = (err: Error): void => {
+        // Named by the config paths that chose the address (EADDRINUSE, ENOTFOUND…).
+        reject(
+          new StatuswatchError(
+            'ops_listen_failed',
+            `server.host ${host}, server.port ${String(this.options.port)}: cannot listen: ${err.message}`,
+            { cause: err },
+          ),
+        );
+      };
+      server.once('error', failed);
+      server.listen(this.options.port, host, () => {
+        server.off('error', failed);
         resolve();
       });
     });
