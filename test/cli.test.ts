@@ -1,9 +1,9 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 /**
  * The built CLI (`node dist/cli.js`) as a real process: `check-config` on valid, invalid and
  * over-budget configs, `run` refusing an over-budget plan, and `simulate` serving the API.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { freePort, killAll, runCli, spawnCli, tempDir, writeConfig } from './helpers/process.js';
