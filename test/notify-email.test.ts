@@ -14,6 +14,7 @@ import {
   type SmtpBehaviour,
   type SmtpSink,
 } from './notify-helpers.js';
+import { testRedis } from './helpers/redis.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -49,6 +50,47 @@ async function failure(promise: Promise<unknown>): Promise<DeliveryError> {
   expect(caught).toBeInstanceOf(DeliveryError);
   return caught as DeliveryError;
 }
+
+describe('e-mail: recipients the server defers', () => {
+  it('one recipient deferred (451) while the other accepts: retried for the deferred one only, and a permanent refusal (550) is final', async () => {
+    const tr = await testRedis('mail');
+    let greylisted = true;
+    const sink = await startSmtp({
+      rcpt: (address) =>
+        address === 'oncall@example.com' && greylisted
+          ? 451
+          : address === 'gone@example.com'
+            ? 550
+            : undefined,
+    });
+    const config = emailChannelConfigSchema.parse({
+      type: 'email',
+      smtp: { host: '127.0.0.1', port: sink.port, pool: false },
+      from: 'statuswatch@example.com',
+      to: ['sre@example.com', 'oncall@example.com', 'gone@example.com'],
+    });
+    const notifier = createEmailNotifier(config, {
+      state: { redis: tr.redis, key: (...parts) => tr.keys.key(...parts) },
+    });
+    cleanups.push(
+      () => tr.cleanup(),
+      () => sink.close(),
+      () => notifier.close(),
+    );
+    const n = notification([transition('incident.opened')]);
+    const deferred = await failure(notifier.send(n));
+    expect(deferred).toMatchObject({ retryable: true, reason: 'server' });
+    expect(deferred.message).toContain('deferred 1 of 3 recipient(s)');
+    expect((await sink.waitFor(1)).map((m) => m.envelope.to)).toEqual([['sre@example.com']]);
+    greylisted = false;
+    await notifier.send(n); // the retry
+    const mails = await sink.waitFor(2);
+    expect(mails.map((m) => m.envelope.to)).toEqual([['sre@example.com'], ['oncall@example.com']]);
+    // The same Message-ID: one mail, twice delivered in parts.
+    expect(mails[1]?.parsed.messageId).toBe(mails[0]?.parsed.messageId);
+    expect(await tr.redis.keys(`${tr.prefix}*deferred*`)).toEqual([]);
+  });
+});
 
 describe.each([true, false])(
   'e-mail notifier against an in-process SMTP server (pool: %s)',

@@ -244,6 +244,8 @@ export interface SmtpBehaviour {
   auth?: { user: string; pass: string };
   /** Answer every AUTH with this SMTP code (454: a temporary authentication failure). */
   authCode?: number;
+  /** Per recipient: the SMTP code to refuse its RCPT TO with (undefined: accept). */
+  rcpt?: (address: string) => number | undefined;
 }
 
 function smtpError(code: number, text: string): Error {
@@ -275,7 +277,12 @@ export async function startSmtp(behaviour: SmtpBehaviour = {}): Promise<SmtpSink
       }
       callback(smtpError(535, 'Authentication failed'));
     },
-    onRcptTo(_address, _session, callback) {
+    onRcptTo(address, _session, callback) {
+      const code = behaviour.rcpt?.(address.address);
+      if (code !== undefined) {
+        callback(smtpError(code, code < 500 ? 'Greylisted, try again later' : 'No such user'));
+        return;
+      }
       if (behaviour.rcptCode !== undefined) {
         callback(smtpError(behaviour.rcptCode, 'Mailbox unavailable'));
         return;

@@ -5,6 +5,7 @@
  * requeueing is off (BullMQ retries); file and URL access in message content is disabled.
  */
 import nodemailer from 'nodemailer';
+import { z } from 'zod';
 import type { SendMailOptions, SMTPPoolOptions, SMTPTransportOptions } from 'nodemailer';
 import { toError } from '../../errors.js';
 import { classifyError } from '../classify.js';
@@ -12,13 +13,29 @@ import { scrubDeliveryError } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
 import { emailChannelConfigSchema, type EmailChannelConfig } from './config.js';
 import { REDACTED } from '../../config/secret-text.js';
-import { defineChannelKind } from '../kind.js';
+import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { renderEmail } from './render.js';
 
 export interface EmailNotifierDeps {
   /** SMTP connect/greeting/socket timeouts in milliseconds; default 10 s / 10 s / 30 s. */
   timeouts?: { connectionMs?: number; greetingMs?: number; socketMs?: number };
+  /**
+   * Redis (`NotifierDeps.state`): the recipients a server deferred (4xx) are kept there under
+   * the delivery id, so the retry goes to them only. Without it, a deferral of some recipients
+   * is not retried (the others would get the mail twice).
+   */
+  state?: NotifierDeps['state'];
 }
+
+/** How long the recipients still owed a delivery are kept (longer than its retries). */
+const DEFERRED_TTL_MS = 24 * 3600_000;
+
+/** What nodemailer reports of the recipients the server refused while it accepted others. */
+const sentInfoSchema = z.looseObject({
+  rejectedErrors: z
+    .array(z.looseObject({ recipient: z.string(), responseCode: z.number().optional() }))
+    .optional(),
+});
 
 /** `Name <addr@example.com>` → `addr@example.com`; a bare address stays as it is. */
 export function mailboxAddress(mailbox: string): string {
@@ -73,10 +90,18 @@ export function createEmailNotifier(
 
   async function send(notification: Notification): Promise<void> {
     const mail = renderEmail(notification, { subjectPrefix: config.subjectPrefix });
+    const state = deps.state;
+    const deferredKey = state?.key('email', 'deferred', notification.id);
+    // A retry after a server deferred some recipients goes to those only (the others have it).
+    const owed =
+      state === undefined || deferredKey === undefined
+        ? []
+        : await state.redis.smembers(deferredKey);
+    const to = owed.length === 0 ? [...config.to] : config.to.filter((a) => owed.includes(a));
     const message: SendMailOptions = {
       from: config.from,
-      to: [...config.to],
-      envelope,
+      to,
+      envelope: owed.length === 0 ? envelope : { from: envelope.from, to },
       subject: mail.subject,
       text: mail.text,
       html: mail.html,
@@ -86,8 +111,9 @@ export function createEmailNotifier(
     };
     if (mail.inReplyTo !== null) message.inReplyTo = mail.inReplyTo;
     if (mail.references !== null) message.references = mail.references;
+    let info: unknown;
     try {
-      await transporter.sendMail(message);
+      info = await transporter.sendMail(message);
     } catch (caught) {
       const verdict = classifyError(toError(caught));
       throw scrubDeliveryError(
@@ -100,8 +126,24 @@ export function createEmailNotifier(
         secrets,
       );
     }
-    // Some recipients refused and others accepted: a retry would duplicate the accepted ones,
-    // so the delivery counts as done (nodemailer throws when every recipient is refused).
+    // Some recipients refused and others accepted (nodemailer throws when every recipient is
+    // refused). A permanent refusal (5xx) is final; the ones the server deferred (4xx, such as
+    // greylisting) are kept and the delivery is retried for them only.
+    const refused = sentInfoSchema.safeParse(info).data?.rejectedErrors ?? [];
+    const deferred = refused
+      .filter((e) => e.responseCode !== undefined && e.responseCode >= 400 && e.responseCode < 500)
+      .map((e) => e.recipient);
+    if (state !== undefined && deferredKey !== undefined) {
+      const m = state.redis.multi().del(deferredKey);
+      if (deferred.length > 0) m.sadd(deferredKey, ...deferred).pexpire(deferredKey, DEFERRED_TTL_MS);
+      await m.exec();
+      if (deferred.length > 0)
+        throw new DeliveryError({
+          message: `e-mail: the server deferred ${String(deferred.length)} of ${String(to.length)} recipient(s) (4xx); retried for them only`,
+          retryable: true,
+          reason: 'server',
+        });
+    }
   }
 
   return {
@@ -137,5 +179,6 @@ export const emailKind = defineChannelKind({
     ];
     return `${head.join('\n')}\n\n--- text/plain ---\n${mail.text}\n\n--- text/html ---\n${mail.html}\n`;
   },
-  create: (config) => createEmailNotifier(config),
+  create: (config, deps) =>
+    createEmailNotifier(config, deps.state === undefined ? {} : { state: deps.state }),
 });
