@@ -224,6 +224,8 @@ expect_fail "schema rejects a literal secret (it would be rendered into the Conf
   render bad9 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=https://hooks.slack.com/services/T/B/x'
 expect_fail "schema rejects a literal admin token" 'adminToken' \
   render bad10 --set 'config.server.adminToken=adm_literal_token'
+expect_fail "schema rejects a duration the daemon would refuse (1.5h)" 'status' \
+  render bad11 --set 'config.poll.status=1.5h'
 expect_fail "schema rejects a channel with an unknown type" 'type' \
   render bad5 --set 'config.channels.c.type=carrier-pigeon'
 expect_fail "render fails when a required \${VAR} is set by nothing" 'SLACK_WEBHOOK_URL' \

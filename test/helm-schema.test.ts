@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { channelDefinitionName, withGeneratedChannels } from '../src/config/helm-schema.js';
 import { CHANNEL_TYPES } from '../src/notify/kinds.js';
+import { parseDuration } from '../src/config/duration.js';
 
 const FILE = new URL('../helm/statuswatch/values.schema.json', import.meta.url);
 
@@ -17,6 +18,47 @@ describe('helm values schema', () => {
 
   it('is current: its channel definitions are what the kinds generate (npm run helm:schema)', () => {
     expect(committed).toEqual(withGeneratedChannels(committed));
+  });
+
+  it("its duration pattern accepts exactly what the daemon's duration parser accepts", () => {
+    const definitions = committed['definitions'] as Record<
+      string,
+      { anyOf?: { pattern?: string }[] }
+    >;
+    const pattern = new RegExp(definitions['duration']?.anyOf?.[0]?.pattern ?? '^$');
+    const daemon = (text: string): boolean => {
+      try {
+        parseDuration(text);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const samples = [
+      '500ms',
+      '30s',
+      '5m',
+      '1h',
+      '1d',
+      '1h30m',
+      '1d12h',
+      '1m30s500ms',
+      '5m3ms',
+      ' 30s ',
+      '1.5h',
+      '30 s',
+      '1h 30m',
+      '30m1h',
+      '1s1s',
+      'ms',
+      '',
+      'h',
+      '1w',
+      '5',
+      '1hh',
+      '1m1m',
+    ];
+    for (const text of samples) expect(pattern.test(text), text).toBe(daemon(text));
   });
 
   it('has one definition per channel kind, chosen by type', () => {
