@@ -154,6 +154,11 @@ export function composeStages(deps: StageDeps): Stages {
     channels: deps.channels,
     log,
     now,
+    // A reminder retried after its lifecycle closed: its told entry is gone.
+    reminderObsolete: async (n) => {
+      const [t] = n.transitions;
+      return t !== undefined && !(await noiseStore.isTold(routeKey(n), lifecycleKey(t)));
+    },
     ...(deps.deliveryLockMs === undefined ? {} : { lockDurationMs: deps.deliveryLockMs }),
   });
   const stopWorkers = (): Promise<void> =>

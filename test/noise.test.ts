@@ -496,6 +496,39 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(h.hook.received).toHaveLength(4);
   });
 
+  it('a reminder whose first attempt failed is not sent once its incident has closed meanwhile', async () => {
+    let refused = 0;
+    h = await noiseHarness([{ ...OPS, repeat: '1h' }], {
+      start: TUE_2300_BERLIN,
+      // The reminder's first attempt is refused (503, retry in 3 s: the closing is routed
+      // meanwhile); everything else is taken.
+      hookReply: (req) =>
+        (JSON.parse(req.body) as { type: string }).type === 'reminder' && refused++ === 0
+          ? { status: 503, headers: { 'retry-after': '3' } }
+          : { status: 204 },
+    });
+    await h.route(incident('incident.opened', 'stripe', h.clock.now));
+    await h.hook.waitFor(1);
+    h.clock.now += 3600_000;
+    expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
+    await h.hook.waitFor(2); // the refused reminder
+    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
+    const harness = h;
+    const dropped = await waitFor(() => harness.outcomes.find((o) => o.outcome === 'dropped'), {
+      timeoutMs: 10_000,
+      what: 'the retried reminder dropped',
+    });
+    expect(dropped.notification.type).toBe('reminder');
+    expect(h.hooks().map((b) => b.type)).toEqual([
+      'incident.opened',
+      'reminder',
+      'incident.resolved',
+    ]);
+    expect(
+      h.outcomes.filter((o) => o.notification.type === 'reminder').map((o) => o.outcome),
+    ).toEqual(['retry', 'dropped']);
+  });
+
   it('after a downtime an incident the first poll did not see (its confirming read still to come) gets no reminder until it is seen again or closes', async () => {
     const polled = new Map<PollKind, number>();
     const unseen = new Set<string>();

@@ -59,7 +59,8 @@ export const DELIVERY_MAX_STALLS = 3;
 export interface DeliveryOutcome {
   notification: Notification;
   channelType: string;
-  outcome: 'sent' | 'retry' | 'dead';
+  /** `dropped`: a reminder retried after its lifecycle closed (`reminderObsolete`), not sent. */
+  outcome: 'sent' | 'retry' | 'dead' | 'dropped';
   reason: FailureReason | null;
   attempt: number;
   /** ms from the delivery's creation to this outcome. */
@@ -93,6 +94,11 @@ export interface DeliveryWorkerOptions {
   stallMs?: number;
   /** How long a delivery behind an earlier one of its lifecycle waits to look again (`order.ts`). */
   orderWaitMs?: () => number;
+  /**
+   * Whether a reminder being retried no longer holds: its lifecycle closed since it was made
+   * ("still open" would arrive after the resolution). Such a reminder is dropped, not sent.
+   */
+  reminderObsolete?: (n: Notification) => Promise<boolean>;
   now?: () => number;
 }
 
@@ -204,7 +210,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       error: error?.message ?? null,
     };
     const { log } = this.options;
-    const level = outcome === 'sent' ? 'info' : outcome === 'retry' ? 'warn' : 'error';
+    const level =
+      outcome === 'sent' || outcome === 'dropped' ? 'info' : outcome === 'retry' ? 'warn' : 'error';
     // Skip building the line when nobody reads it (at fan-out rates it is real CPU).
     if (log.isLevelEnabled(level)) this.log(level, result, error);
     this.emit('delivery', result);
@@ -231,7 +238,9 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
         ? {}
         : { reason: error.reason, httpStatus: error.httpStatus, err: error.message }),
     };
-    if (level === 'info') this.options.log.info(fields, `delivered ${n.id}`);
+    if (outcome === 'dropped')
+      this.options.log.info(fields, `reminder ${n.id} not sent: its lifecycle closed meanwhile`);
+    else if (level === 'info') this.options.log.info(fields, `delivered ${n.id}`);
     else if (level === 'warn') this.options.log.warn(fields, `delivery ${n.id} failed, will retry`);
     else this.options.log.error(fields, `delivery ${n.id} failed for good: dead letter`);
   }
@@ -715,6 +724,10 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       throw new DelayedError();
     }
     if (entry.state === 'sent') return; // sent by its batch's stalled send, or a re-run batch
+    if (n.type === 'reminder' && (await this.options.reminderObsolete?.(n)) === true) {
+      this.report(n, this.channelTypeOf(n.channel), 'dropped', data.priorAttempts, null);
+      return;
+    }
     if ((await this.behind([n])).size > 0) {
       // Behind an earlier delivery of its lifecycle that is not sent yet: later, without using
       // an attempt, and without a pacing slot (one it held is passed by meanwhile).

@@ -1,4 +1,5 @@
 import { stringify } from 'yaml';
+import type { DeliveryOutcome } from '../../src/delivery/worker.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { ChannelRegistry } from '../../src/delivery/channels.js';
@@ -36,6 +37,8 @@ export interface NoiseHarness {
   route(...ts: Transition[]): Promise<void>;
   /** Webhook payloads received so far (parsed bodies). */
   hooks(): { type: string; data: Record<string, unknown> }[];
+  /** Every delivery outcome the worker reported, in order. */
+  outcomes: DeliveryOutcome[];
   close(): Promise<void>;
 }
 
@@ -97,8 +100,11 @@ export async function noiseHarness(
   });
   await stages.start();
   const { handoff } = stages;
+  const outcomes: DeliveryOutcome[] = [];
+  stages.deliveryWorker.on('delivery', (d) => outcomes.push(d));
   let routed = 0;
   return {
+    outcomes,
     clock,
     tr,
     hook,
