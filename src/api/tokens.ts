@@ -61,7 +61,9 @@ export interface TokenView {
   state: 'active' | 'expired' | 'revoked';
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+/** A stored time as ISO 8601 (one stored before later ones were refused: the latest allowed). */
+const iso = (ms: number | null): string | null =>
+  ms === null ? null : new Date(Math.min(ms, LATEST_TIME_MS)).toISOString();
 
 export class TokenStore {
   private readonly key: string;

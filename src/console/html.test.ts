@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { esc, href, html, join, responsiveTable, safeHref } from './html.js';
+import { time } from './pages.js';
 
 const HOSTILE = `<script>alert(1)</script><img src=x onerror="alert(2)"> 'quoted' & javascript:alert(3)`;
 
@@ -62,6 +63,15 @@ describe('html', () => {
     ).text.replace(/>\s+</g, '><');
     expect(table).toBe(
       '<table class="responsive"><thead><tr><th scope="col">&lt;Name&gt;</th><th scope="col"><span class="muted">Actions</span></th></tr></thead><tbody><tr><td data-label="Name">a</td></tr><tr><td data-label="Name">b</td></tr></tbody></table>',
+    );
+  });
+});
+
+describe('time', () => {
+  it('writes a time stored before later ones were refused (a silence ending in the year 285000) as the latest allowed, not a failed page', () => {
+    expect(time(9_000_000_000_000_000).text).toContain('datetime="9999-12-31T23:59:59.999Z"');
+    expect(time(Date.UTC(2026, 10, 27, 14, 0)).text).toContain(
+      'datetime="2026-11-27T14:00:00.000Z"',
     );
   });
 });

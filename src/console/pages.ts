@@ -4,6 +4,7 @@
  * `safeHref`. Forms are real forms (they work without JavaScript) and every POST form carries the
  * CSRF token.
  */
+import { LATEST_TIME_MS } from '../silences/model.js';
 import { EVENT_KINDS } from '../config/events.js';
 import {
   eventLabel,
@@ -145,7 +146,10 @@ export function layout(frame: Frame, body: Html): Html {
 
 export function time(ms: number | null): Html {
   if (ms === null || !Number.isFinite(ms)) return html`<span class="muted">never</span>`;
-  return html`<time datetime="${new Date(ms).toISOString()}">${formatUtc(ms)}</time>`;
+  // A time stored before later ones were refused (a silence ending in the year 285000) is
+  // shown as the latest a page writes, not a failed page.
+  const at = Math.min(ms, LATEST_TIME_MS);
+  return html`<time datetime="${new Date(at).toISOString()}">${formatUtc(at)}</time>`;
 }
 
 function ago(ms: number | null, now: number): string {
