@@ -55,20 +55,7 @@ export const pagerdutyChannelConfigSchema = z.strictObject({
    * The alert endpoint (default: the US region). Change events go to the same origin, path
    * `…/v2/change/enqueue`.
    */
-  url: httpUrlField()
-    .refine(
-      (value) => {
-        const url = new URL(value);
-        return url.username === '' && url.password === '';
-      },
-      {
-        // The Events API takes the routing key in the body; credentials here would be shown to
-        // every team that lists channels (this field is not a secret).
-        error:
-          'expected the endpoint without credentials, such as https://events.eu.pagerduty.com/v2/enqueue',
-      },
-    )
-    .optional(),
+  url: httpUrlField().optional(),
   /** Severity per event kind, replacing the defaults (see `defaultSeverity`). */
   severity: z
     .partialRecord(z.enum(EVENT_KINDS), severitySchema, {
