@@ -320,12 +320,23 @@ export class App extends EventEmitter<AppEvents> {
     // waits for Redis, so a liveness probe does not restart a pod that waits for its Redis, and
     // a port already in use fails the start before any job is taken.
     if (this.deps.server !== false) await this.startOps();
-    await this.redis.ping();
+    // A stop while the start waits (for Redis, say) ends the start: nothing more is started
+    // (and the PING its disconnect refuses is not a failure).
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      if (this.stopping()) return;
+      throw err;
+    }
+    if (this.stopping()) return;
     await this.api.start();
     await this.oweClosingsOfVanished();
+    if (this.stopping()) return;
     // The router, the noise ticker, the delivery worker; then the poller that feeds them.
     await this.stages.start();
+    if (this.stopping()) return;
     await this.poller.start();
+    if (this.stopping()) return;
     this.running = true;
     const plan = planOf(this.config);
     log.info(
@@ -556,8 +567,17 @@ export class App extends EventEmitter<AppEvents> {
   }
 
   /** Drains: stop taking jobs, let in-flight ones finish (BullMQ hands back the rest), close everything. */
+  /** Set by `stop()`: a start still in progress starts nothing more. */
+  private stopRequested = false;
+
+  /** Whether a stop has begun (read after each await of the start). */
+  private stopping(): boolean {
+    return this.stopRequested;
+  }
+
   async stop(): Promise<void> {
     const { log } = this.deps;
+    this.stopRequested = true;
     this.running = false;
     log.info({ event: 'app:stopping' }, 'draining');
     await Promise.allSettled([
@@ -568,7 +588,10 @@ export class App extends EventEmitter<AppEvents> {
     await Promise.allSettled([this.stages.closeQueues(), this.ops?.stop(), this.api.stop()]);
     await this.channels.close();
     await this.client.close();
-    await this.redis.quit().catch(() => undefined);
+    // QUIT waits behind the commands queued while Redis is away (a start waiting for it): a
+    // connection that is not up is dropped instead.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => undefined);
+    else this.redis.disconnect();
     log.info({ event: 'app:stopped' }, 'stopped');
   }
 }
