@@ -224,6 +224,10 @@ expect_fail "schema rejects a literal secret (it would be rendered into the Conf
   render bad9 --set 'config.channels.c.type=slack' --set 'config.channels.c.webhookUrl=https://hooks.slack.com/services/T/B/x'
 expect_fail "schema rejects a literal admin token" 'adminToken' \
   render bad10 --set 'config.server.adminToken=adm_literal_token'
+expect_fail "schema rejects a literal around a reference in a secret" 'adminToken' \
+  render bad12 --set 'config.server.adminToken=adm_${ADMIN_TOKEN}'
+expect_ok "schema takes an empty admin token and API key (both optional)" \
+  render good9 --set 'config.server.adminToken=' --set 'config.upstream.apiKey='
 expect_fail "schema rejects a duration the daemon would refuse (1.5h)" 'status' \
   render bad11 --set 'config.poll.status=1.5h'
 expect_fail "schema rejects a channel with an unknown type" 'type' \

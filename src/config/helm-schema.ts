@@ -12,6 +12,8 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
 const ENV_REF: JsonObject = { $ref: '#/definitions/envRef' };
+/** A secret: a whole `${VAR}` reference (or empty), never a literal (the config is a ConfigMap). */
+const SECRET_REF: JsonObject = { $ref: '#/definitions/secretRef' };
 
 function isObject(value: Json | undefined): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -69,7 +71,7 @@ function markSecrets(schema: JsonObject, paths: readonly string[]): JsonObject {
         // they carry one, but often do not: they may be literal.
         properties[part] = MAY_BE_LITERAL.has(part)
           ? { ...child, description: 'a secret: use ${VAR}' }
-          : { allOf: [ENV_REF], description: 'a secret: use ${VAR}' };
+          : { allOf: [SECRET_REF], description: 'a secret: use ${VAR}' };
       }
       node = child;
     }
