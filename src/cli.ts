@@ -48,18 +48,25 @@ function intOption(name: string, min: number, max: number) {
  * milliseconds (`25000`) or a duration (`25s`); default 25 s. Anything else is refused at start
  * (a value read as NaN made every stop exit at once, without a drain).
  */
+/** The longest delay a Node.js timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function graceMs(raw: string | undefined): number {
   if (raw === undefined || raw.trim() === '') return 25_000;
   const text = raw.trim();
-  if (/^\d+$/.test(text)) return Number(text);
+  let ms: number;
   try {
-    return parseDuration(text);
+    ms = /^\d+$/.test(text) ? Number(text) : parseDuration(text);
   } catch {
     fail(
       `STATUSWATCH_GRACE_MS: expected milliseconds (such as 25000) or a duration (such as 25s)`,
       EXIT_INVALID,
     );
   }
+  // A timer longer than this fires at once (Node clamps it to 1 ms): no drain at all.
+  if (ms > MAX_TIMER_MS)
+    fail(`STATUSWATCH_GRACE_MS: at most ${String(MAX_TIMER_MS)} ms (about 24 days)`, EXIT_INVALID);
+  return ms;
 }
 
 function fail(message: string, code = EXIT_FAILURE): never {

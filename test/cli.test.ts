@@ -231,6 +231,10 @@ describe('statuswatch run: STATUSWATCH_GRACE_MS', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^statuswatch: STATUSWATCH_GRACE_MS: expected milliseconds/);
+    // Longer than a Node.js timer takes (it would fire at once).
+    const long = await runCli(['run', '--config', file], { STATUSWATCH_GRACE_MS: '30d' });
+    expect(long.code).toBe(1);
+    expect(long.stderr).toMatch(/^statuswatch: STATUSWATCH_GRACE_MS: at most 2147483647 ms/);
   });
 });
 
