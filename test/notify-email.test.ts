@@ -86,8 +86,9 @@ describe('e-mail: recipients the server defers', () => {
     await notifier.send(n); // the retry
     const mails = await sink.waitFor(2);
     expect(mails.map((m) => m.envelope.to)).toEqual([['sre@example.com'], ['oncall@example.com']]);
-    // The same Message-ID: one mail, twice delivered in parts.
+    // The same Message-ID: one mail, twice delivered in parts; its header names every recipient.
     expect(mails[1]?.parsed.messageId).toBe(mails[0]?.parsed.messageId);
+    expect(JSON.stringify(mails[1]?.parsed.to)).toContain('sre@example.com');
     expect(await tr.redis.keys(`${tr.prefix}*deferred*`)).toEqual([]);
   });
 });

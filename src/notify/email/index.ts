@@ -96,11 +96,18 @@ export function createEmailNotifier(
     const owed =
       state === undefined || deferredKey === undefined
         ? []
-        : await state.redis.smembers(deferredKey);
-    const to = owed.length === 0 ? [...config.to] : config.to.filter((a) => owed.includes(a));
+        : (await state.redis.smembers(deferredKey)).map((a) => a.toLowerCase());
+    const to =
+      owed.length === 0 ? [...config.to] : config.to.filter((a) => owed.includes(a.toLowerCase()));
+    if (owed.length > 0 && to.length === 0 && state !== undefined && deferredKey !== undefined) {
+      // None of them is a recipient any more (the config changed): nothing is owed.
+      await state.redis.del(deferredKey);
+      return;
+    }
     const message: SendMailOptions = {
       from: config.from,
-      to,
+      // The header names every recipient, also in a copy sent to the ones still owed it.
+      to: [...config.to],
       envelope: owed.length === 0 ? envelope : { from: envelope.from, to },
       subject: mail.subject,
       text: mail.text,
