@@ -753,13 +753,7 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
       timeoutMs: 20_000,
       what: 'both sent',
     });
-    expect(rx.received.map(webhookIdOf)).toEqual([
-      open.id,
-      open.id,
-      open.id,
-      open.id,
-      close.id,
-    ]);
+    expect(rx.received.map(webhookIdOf)).toEqual([open.id, open.id, open.id, open.id, close.id]);
   });
 
   it("an opening and its closing in one batch: when the opening's attempt fails without a hand-off (its mark refused), the closing is not sent either, and the batch's re-run sends both in order", async () => {

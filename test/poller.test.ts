@@ -133,10 +133,13 @@ describe('poll scheduling on BullMQ (real Redis, simulator)', () => {
     const STATUS = '/api/v1/status';
     const before = sim!.stats.byPath[STATUS] ?? 0;
     sim!.failNext({ path: STATUS, status: 503, delayMs: 2500 });
-    const slow = await waitFor(() => r.cycles.find((c) => c.kind === 'status' && c.error !== null), {
-      timeoutMs: 10_000,
-      what: 'the slow cycle',
-    });
+    const slow = await waitFor(
+      () => r.cycles.find((c) => c.kind === 'status' && c.error !== null),
+      {
+        timeoutMs: 10_000,
+        what: 'the slow cycle',
+      },
+    );
     expect(slow.error?.status).toBe(503);
     // Polls every 200 ms found the lease held meanwhile (one more may have started in the
     // instant between the slow cycle's release and this look).

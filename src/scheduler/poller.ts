@@ -311,32 +311,35 @@ export class Poller extends EventEmitter<PollerEvents> {
     // Renewed for at most MAX_CYCLE_LEASES leases: a cycle stuck for ever (an await that never
     // settles) must not keep its kind unpolled for ever.
     let renewals = 0;
-    const renewal = setInterval(() => {
-      renewals += 1;
-      if (renewals > MAX_CYCLE_LEASES * 3) {
-        clearInterval(renewal);
-        this.options.log.warn(
-          { event: 'poll:lease_abandoned', kind },
-          `a ${kind} cycle has run for ${String(MAX_CYCLE_LEASES)} leases: its lease is no longer renewed`,
-        );
-        return;
-      }
-      this.options.connection
-        .eval(RENEW_SCRIPT, 1, key, token, String(leaseMs))
-        .then((renewed) => {
-          if (renewed === 0)
-            this.options.log.warn(
-              { event: 'poll:lease_lost', kind },
-              `the ${kind} poll lease expired while its cycle ran`,
-            );
-        })
-        .catch((err: unknown) => {
+    const renewal = setInterval(
+      () => {
+        renewals += 1;
+        if (renewals > MAX_CYCLE_LEASES * 3) {
+          clearInterval(renewal);
           this.options.log.warn(
-            { event: 'poll:lease_renew_failed', kind, err: toError(err).message },
-            `could not renew the ${kind} poll lease`,
+            { event: 'poll:lease_abandoned', kind },
+            `a ${kind} cycle has run for ${String(MAX_CYCLE_LEASES)} leases: its lease is no longer renewed`,
           );
-        });
-    }, Math.max(1, Math.floor(leaseMs / 3)));
+          return;
+        }
+        this.options.connection
+          .eval(RENEW_SCRIPT, 1, key, token, String(leaseMs))
+          .then((renewed) => {
+            if (renewed === 0)
+              this.options.log.warn(
+                { event: 'poll:lease_lost', kind },
+                `the ${kind} poll lease expired while its cycle ran`,
+              );
+          })
+          .catch((err: unknown) => {
+            this.options.log.warn(
+              { event: 'poll:lease_renew_failed', kind, err: toError(err).message },
+              `could not renew the ${kind} poll lease`,
+            );
+          });
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
     renewal.unref();
     return {
       release: async () => {

@@ -661,11 +661,7 @@ function buildScore(w: WireScoreRecord): ScoreRecord {
 export function normalizeScoreReport(data: unknown): Normalized<ScoreReport> {
   const parsed = scoreDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
-  const mapped = mapRows(
-    parsed.data.scores,
-    (r) => scoreRecordSchema.safeParse(r),
-    buildScore,
-  );
+  const mapped = mapRows(parsed.data.scores, (r) => scoreRecordSchema.safeParse(r), buildScore);
   const distinct = withoutRepeatedFeeds(mapped.items);
   const items = distinct.rows;
   const skipped = mapped.skipped + distinct.dropped;

@@ -142,7 +142,8 @@ export function createEmailNotifier(
       .map((e) => e.recipient);
     if (state !== undefined && deferredKey !== undefined) {
       const m = state.redis.multi().del(deferredKey);
-      if (deferred.length > 0) m.sadd(deferredKey, ...deferred).pexpire(deferredKey, DEFERRED_TTL_MS);
+      if (deferred.length > 0)
+        m.sadd(deferredKey, ...deferred).pexpire(deferredKey, DEFERRED_TTL_MS);
       await m.exec();
       if (deferred.length > 0)
         throw new DeliveryError({
