@@ -87,6 +87,18 @@ function nightHarness(
   );
 }
 
+/** What the receiver got: two openings, stripe's closing, and one reminder, of adyen only. */
+function expectAdyenReminded(harness: NoiseHarness): void {
+  expect(kinds(harness)).toEqual([
+    'incident.opened',
+    'incident.opened',
+    'incident.resolved',
+    'reminder',
+  ]);
+  const events = harness.hooks()[3]?.data.events as { service: { feedId: string } }[];
+  expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+}
+
 describe('noise control (real Redis, real receivers, injected clock)', () => {
   it('a 40-service outage with group: 30s is one message per channel naming all 40', async () => {
     h = await noiseHarness(
@@ -450,15 +462,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
     await h.hook.waitFor(4);
     expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
-    expect(kinds(h)).toEqual([
-      'incident.opened',
-      'incident.opened',
-      'incident.resolved',
-      'reminder',
-    ]);
-    const reminder = h.hooks()[3];
-    const events = reminder?.data.events as { service: { feedId: string } }[];
-    expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+    expectAdyenReminded(h);
   });
 
   it('a closing routed while a tick decides its reminders: no "still open" reminder for it', async () => {
@@ -484,15 +488,7 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
     expect(await h.ticker.tick()).toMatchObject({ reminders: 1 });
     await h.hook.waitFor(4);
     expect(await h.ticker.tick()).toMatchObject({ reminders: 0 });
-    expect(kinds(h)).toEqual([
-      'incident.opened',
-      'incident.opened',
-      'incident.resolved',
-      'reminder',
-    ]);
-    const reminder = h.hooks()[3];
-    const events = reminder?.data.events as { service: { feedId: string } }[];
-    expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
+    expectAdyenReminded(h);
     expect(h.hook.received).toHaveLength(4);
   });
 
