@@ -99,6 +99,37 @@ function expectAdyenReminded(harness: NoiseHarness): void {
   expect(events.map((e) => e.service.feedId)).toEqual(['adyen']);
 }
 
+/**
+ * Subscription `payments` (`services`, `events` → hook) with a weekly digest (Mondays 08:00
+ * Berlin), its first boundary set on Mon 16 Nov 2026, and stripe's incident opened on Tue 10:04
+ * Berlin and resolved 90 minutes later.
+ */
+async function weekWithStripeIncident(
+  services: string[],
+  events: EventKind[],
+): Promise<NoiseHarness> {
+  const monday = Date.UTC(2026, 10, 16, 7, 0, 30); // Mon 16 Nov 08:00:30 Berlin
+  const harness = await noiseHarness(
+    [
+      {
+        name: 'payments',
+        services,
+        channels: ['hook'],
+        events,
+        digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
+      },
+    ],
+    { start: monday, apiKey: 'premium-key-for-digests' },
+  );
+  expect(await harness.ticker.tick()).toMatchObject({ digests: 0 }); // first sight: the marker is set
+  const tue = Date.UTC(2026, 10, 17, 9, 4, 0); // Tue 10:04 Berlin
+  harness.clock.now = tue;
+  await harness.route(incident('incident.opened', 'stripe', tue));
+  harness.clock.now = tue + 90 * 60_000;
+  await harness.route(incident('incident.resolved', 'stripe', harness.clock.now));
+  return harness;
+}
+
 describe('noise control (real Redis, real receivers, injected clock)', () => {
   it('a 40-service outage with group: 30s is one message per channel naming all 40', async () => {
     h = await noiseHarness(
@@ -716,25 +747,10 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('a weekly digest lists what happened in the week, delivered once per channel', async () => {
-    const monday = Date.UTC(2026, 10, 16, 7, 0, 30); // Mon 16 Nov 08:00:30 Berlin
-    h = await noiseHarness(
-      [
-        {
-          name: 'payments',
-          services: ['stripe', 'adyen'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.resolved', 'sla.breached'],
-          digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
-        },
-      ],
-      { start: monday, apiKey: 'premium-key-for-digests' },
+    h = await weekWithStripeIncident(
+      ['stripe', 'adyen'],
+      ['incident.opened', 'incident.resolved', 'sla.breached'],
     );
-    expect(await h.ticker.tick()).toMatchObject({ digests: 0 }); // first sight: the marker is set
-    const tue = Date.UTC(2026, 10, 17, 9, 4, 0); // Tue 10:04 Berlin
-    h.clock.now = tue;
-    await h.route(incident('incident.opened', 'stripe', tue));
-    h.clock.now = tue + 90 * 60_000;
-    await h.route(incident('incident.resolved', 'stripe', tue + 90 * 60_000));
     h.clock.now = Date.UTC(2026, 10, 18, 12, 0, 0);
     await h.route(slaBreached('adyen', h.clock.now));
     h.clock.now = Date.UTC(2026, 10, 19, 12, 0, 0);
@@ -760,25 +776,10 @@ describe('noise control (real Redis, real receivers, injected clock)', () => {
   });
 
   it('a digest lists an incident reopened and still open as still open, not as resolved', async () => {
-    const monday = Date.UTC(2026, 10, 16, 7, 0, 30); // Mon 16 Nov 08:00:30 Berlin
-    h = await noiseHarness(
-      [
-        {
-          name: 'payments',
-          services: ['stripe'],
-          channels: ['hook'],
-          events: ['incident.opened', 'incident.updated', 'incident.resolved'],
-          digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
-        },
-      ],
-      { start: monday, apiKey: 'premium-key-for-digests' },
+    h = await weekWithStripeIncident(
+      ['stripe'],
+      ['incident.opened', 'incident.updated', 'incident.resolved'],
     );
-    expect(await h.ticker.tick()).toMatchObject({ digests: 0 }); // first sight: the marker is set
-    const tue = Date.UTC(2026, 10, 17, 9, 4, 0); // Tue 10:04 Berlin
-    h.clock.now = tue;
-    await h.route(incident('incident.opened', 'stripe', tue));
-    h.clock.now = tue + 90 * 60_000;
-    await h.route(incident('incident.resolved', 'stripe', h.clock.now));
     // Back on Wednesday 03:00 Berlin: the same incident, listed open again.
     h.clock.now = Date.UTC(2026, 10, 18, 2, 0, 0);
     const back = incident('incident.updated', 'stripe', h.clock.now);
