@@ -466,6 +466,7 @@ export class ApiStore {
           );
         });
       };
+      let moved: boolean | undefined;
       for (const path of secretPaths) {
         if (getAt(spec, path) !== SET) continue;
         const kept = existing?.secrets[path];
@@ -476,7 +477,7 @@ export class ApiStore {
           });
           continue;
         }
-        if (existing !== undefined && movedFrom(existing)) {
+        if (existing !== undefined && (moved ??= movedFrom(existing))) {
           issues.push({
             field: path,
             message: `"${SET}" keeps the stored value only while the channel sends to the same place (its type, URLs, host and port): send the value again to change where it goes`,

@@ -47,6 +47,8 @@ export type Claim =
 const CLAIMS: readonly Claim[] = ['other', 'new', 'mine', 'handed'];
 
 export const BATCH_OWNER_PREFIX = 'b:';
+/** The ledger value of a delivery handed to its retry job (`ledger-hand-off.lua`). */
+const RETRY_JOB = 'j';
 /** Sent marks are gathered this long before they are written together. */
 export const MARK_FLUSH_MS = 5;
 
@@ -162,11 +164,8 @@ export class DeliveryLedger {
    * where to list it again (a dead letter retried).
    */
   async renewHandOff(id: string, orders: readonly Listing[] = []): Promise<boolean> {
-    const keys = [this.key(id), ...orders.map((o) => this.openKey(o.field))];
-    const argv = [String(this.retryTtlSeconds)];
-    if (orders.length > 0)
-      argv.push(String(ORDER_HORIZON_MS), id, ...orders.map((o) => String(o.rank)));
-    return (await this.scripts.ledgerReclaim(keys, argv)) === 1;
+    // The hand-off whose owner is the retry job itself ('j'): kept while it is 'j' or unset.
+    return this.handOff(id, RETRY_JOB, orders);
   }
 
   /**
@@ -210,7 +209,7 @@ export class DeliveryLedger {
 
 function parseEntry(value: string | null | undefined): LedgerEntry {
   if (value === 's') return { state: 'sent' };
-  if (value === 'j') return { state: 'retry_job' };
+  if (value === RETRY_JOB) return { state: 'retry_job' };
   if (value?.startsWith(BATCH_OWNER_PREFIX) === true) return { state: 'claimed', owner: value };
   return { state: 'unknown' };
 }

@@ -92,13 +92,6 @@ const SPECS = {
     'ledger-revert-hand-off',
     1,
   ),
-  ledgerReclaim: script<
-    // the ledger key, then the indexes of its lifecycles (none, one or more)
-    readonly string[],
-    // TTL seconds, then with indexes: index TTL ms, delivery id, a rank per index
-    readonly string[],
-    number
-  >('ledger-reclaim'),
   pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
     'pace',
     1,

@@ -47,11 +47,15 @@ export class CategoryStore {
   ): Promise<number> {
     let fetched = 0;
     let failure: Error | undefined;
-    for (const slug of slugs) {
-      const [updated, failedAt] = await Promise.all([
-        this.redis.hget(this.metaKey(), slug),
-        this.redis.hget(this.failedKey(), slug),
-      ]);
+    if (slugs.length === 0) return 0;
+    // One round trip for every slug's last refresh and last failure (a look every minute).
+    const [updatedAll, failedAll] = await Promise.all([
+      this.redis.hmget(this.metaKey(), ...slugs),
+      this.redis.hmget(this.failedKey(), ...slugs),
+    ]);
+    for (const [i, slug] of slugs.entries()) {
+      const updated = updatedAll[i] ?? null;
+      const failedAt = failedAll[i] ?? null;
       if (updated !== null && this.now() - Number(updated) < maxAgeMs) continue;
       if (failedAt !== null && this.now() - Number(failedAt) < CATEGORY_FAILED_RETRY_MS) continue;
       let members: string[];
