@@ -18,6 +18,7 @@ import type { DeliveryQueue } from './delivery/queue.js';
 import type { DeliveryWorker, DeliveryOutcome } from './delivery/worker.js';
 import { createMetrics, type Metrics } from './server/metrics.js';
 import { OpsServer, type Readiness } from './server/ops.js';
+import { trackOwnSockets } from './server/own-sockets.js';
 import { SnapshotStore } from './snapshot/store.js';
 import type { SilenceStore } from './silences/store.js';
 import type { NoiseStore } from './noise/store.js';
@@ -58,6 +59,12 @@ export interface AppDeps {
   metrics?: Metrics;
   /** How often the shared noise-control tick runs (groups, catch-ups, reminders, digests). Default 2 s. */
   noiseTickMs?: number;
+  /**
+   * The ops server refuses, unchecked and uncounted, requests arriving on this process's own
+   * outbound connections (src/server/own-sockets.ts). The daemon (`run`) sets it; off by default,
+   * as tests drive an in-process App from their own sockets.
+   */
+  ownOutbound?: boolean;
 }
 
 export interface AppEvents {
@@ -355,6 +362,7 @@ export class App extends EventEmitter<AppEvents> {
   private async startOps(): Promise<void> {
     const { log } = this.deps;
     this.ops = new OpsServer({
+      ...(this.deps.ownOutbound === true ? { ownSockets: trackOwnSockets() } : {}),
       port: this.deps.port ?? this.config.server.port,
       host: this.config.server.host,
       metrics: this.metrics,

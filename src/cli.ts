@@ -106,7 +106,7 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
   const log = createLogger({ pretty: process.stdout.isTTY });
   let app: App;
   try {
-    app = new App(config, { log });
+    app = new App(config, { log, ownOutbound: true });
   } catch (err) {
     if (err instanceof BudgetError) fail(err.message, EXIT_INVALID);
     throw err;

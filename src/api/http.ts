@@ -32,11 +32,10 @@ import { DEFAULT_SERVICE_LIMIT, MAX_SERVICE_LIMIT, type ServiceSearch } from './
 import type { ApiStore } from './store.js';
 import { bearerOf, type Actor, type TokenStore } from './tokens.js';
 import { clientAddress } from '../server/client-address.js';
+import { BodyError, readJsonBody } from '../server/body.js';
 
 /** Largest accepted request body. */
 export const API_MAX_BODY_BYTES = 1024 * 1024;
-/** An oversized body is read and dropped up to this size before the 413 (see silences/admin.ts). */
-const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export interface ApiHttpOptions {
   store: ApiStore;
@@ -85,60 +84,19 @@ function send(
   res.end(JSON.stringify(body));
 }
 
-/** Reads a JSON body of at most `API_MAX_BODY_BYTES` (413 past it, 400 when not JSON). */
-export function readJson(req: IncomingMessage): Promise<unknown> {
-  const tooLarge = new ApiError(
-    413,
-    'too_large',
-    `body larger than ${API_MAX_BODY_BYTES} bytes`,
-    '(root)',
-    [],
-    { connection: 'close' },
-  );
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const settle = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      fn();
-    };
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= API_MAX_BODY_BYTES) chunks.push(chunk);
-      else chunks.length = 0;
-      if (size > DRAIN_LIMIT_BYTES)
-        settle(() => {
-          reject(tooLarge);
-        });
-    });
-    req.once('error', (err) => {
-      settle(() => {
-        reject(err);
-      });
-    });
-    req.once('end', () => {
-      settle(() => {
-        if (size > API_MAX_BODY_BYTES) {
-          reject(tooLarge);
-          return;
-        }
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (text.trim() === '') {
-          reject(
-            invalid([{ field: '(root)', message: 'empty body; expected JSON' }], 'invalid_json'),
-          );
-          return;
-        }
-        try {
-          resolve(JSON.parse(text) as unknown);
-        } catch {
-          reject(invalid([{ field: '(root)', message: 'body is not valid JSON' }], 'invalid_json'));
-        }
-      });
-    });
-  });
+/**
+ * Reads a JSON body of at most `API_MAX_BODY_BYTES` and `MAX_JSON_DEPTH` levels (the shared
+ * reader, src/server/body.ts): 413 past the size, 400 when empty, not JSON or too deep.
+ */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  try {
+    return await readJsonBody(req, API_MAX_BODY_BYTES);
+  } catch (caught) {
+    if (!(caught instanceof BodyError)) throw caught;
+    if (caught.status === 413)
+      throw new ApiError(413, 'too_large', caught.message, '(root)', [], caught.headers);
+    throw invalid([{ field: '(root)', message: caught.message }], 'invalid_json');
+  }
 }
 
 function intParam(url: URL, name: string, min: number, max: number, fallback: number): number {
@@ -165,7 +123,9 @@ const COMPILED: CompiledRoute[] = (ROUTES as readonly RouteSpec[]).map((spec) =>
   return { spec, names, pattern: new RegExp(`^${source}/?$`) };
 });
 
-export type AdminAccess = 'ok' | 'unauthorized' | 'forbidden' | 'limited';
+/** Whether a request may use `/admin/*`; 'limited' with the ms until the address may try again. */
+export type AdminAccess =
+  'ok' | 'unauthorized' | 'forbidden' | { limited: true; retryAfterMs: number };
 
 export class ApiHttp {
   private readonly handlers: Record<OperationId, Handler>;
@@ -468,17 +428,18 @@ export class ApiHttp {
 
   /**
    * Whether a request may use `/admin/*`: the config file's admin token or an admin token from
-   * the API; team tokens never. Failures count toward the address's rate limit.
+   * the API; team tokens never. Checked under the address's failed-attempt limit, as the API's
+   * and the console's tokens are (`TokenStore.attempt`).
    */
   async adminAccess(req: IncomingMessage): Promise<AdminAccess> {
-    const address = this.address(req);
-    if ((await this.o.tokens.limitedFor(address)) > 0) return 'limited';
-    const actor = await this.o.tokens.authenticate(bearerOf(req), this.o.adminToken(), address);
-    if (actor === null) {
-      await this.o.tokens.recordFailure(address);
-      return 'unauthorized';
-    }
-    return actor.admin ? 'ok' : 'forbidden';
+    const attempt = await this.o.tokens.authenticateLimited(
+      bearerOf(req),
+      this.o.adminToken(),
+      this.address(req),
+    );
+    if (attempt.outcome === 'limited') return { limited: true, retryAfterMs: attempt.retryAfterMs };
+    if (attempt.outcome === 'failed') return 'unauthorized';
+    return attempt.value.admin ? 'ok' : 'forbidden';
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -557,10 +518,13 @@ export class ApiHttp {
   }
 
   private async authenticate(req: IncomingMessage): Promise<Actor> {
-    const address = this.address(req);
-    const waitMs = await this.o.tokens.limitedFor(address);
-    if (waitMs > 0) {
-      const seconds = String(Math.ceil(waitMs / 1000));
+    const attempt = await this.o.tokens.authenticateLimited(
+      bearerOf(req),
+      this.o.adminToken(),
+      this.address(req),
+    );
+    if (attempt.outcome === 'limited') {
+      const seconds = String(Math.ceil(attempt.retryAfterMs / 1000));
       throw new ApiError(
         429,
         'rate_limited',
@@ -570,9 +534,7 @@ export class ApiHttp {
         { 'retry-after': seconds },
       );
     }
-    const actor = await this.o.tokens.authenticate(bearerOf(req), this.o.adminToken(), address);
-    if (actor === null) {
-      await this.o.tokens.recordFailure(address);
+    if (attempt.outcome === 'failed') {
       throw new ApiError(
         401,
         'unauthorized',
@@ -582,7 +544,7 @@ export class ApiHttp {
         { 'www-authenticate': 'Bearer' },
       );
     }
-    return actor;
+    return attempt.value;
   }
 }
 

@@ -7,13 +7,19 @@
  * Only the SHA-256 of a whole token is stored, in `{prefix}:api:tokens` (id → versioned JSON);
  * a presented token is looked up by its id and compared hash to hash in constant time. Tokens may
  * expire (`expiresAt`) and be revoked (kept, marked, for the listing, then dropped after a week).
- * Failed attempts are counted per client address in Redis (shared by replicas): past the limit
- * within a window, every attempt from that address is refused with 429 until the window ends.
+ * Failed attempts are counted per client address in Redis (shared by replicas), in one atomic
+ * step with the check (`attempt`, script auth-attempt.lua): a slot is taken before a token is
+ * checked, kept as a failure when the token is wrong and freed when it is right, so a right token
+ * never counts, and however many requests arrive at once at most `AUTH_FAILURE_LIMIT` wrong
+ * tokens are checked per address and window. Past the limit every attempt from that address,
+ * right token or not, is refused unchecked with 429 until the window ends. A request presenting
+ * no token checks nothing and is not counted.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Keys, RedisClient } from '../redis.js';
 import { countCorrupt, decode, encode } from '../redis/stored.js';
+import { scripts } from '../redis/scripts.js';
 import { AuditLog, type AuditEntry } from './audit.js';
 import { ApiError, invalid } from './errors.js';
 import { nameSchema, STORED_TOKEN, type StoredToken } from './model.js';
@@ -36,6 +42,23 @@ const RETENTION_MS = 7 * 24 * 3_600_000;
 
 export const AUTH_FAILURE_LIMIT = 10;
 export const AUTH_FAILURE_WINDOW_MS = 60_000;
+/**
+ * While failures and checks in flight fill the limit (but failures alone do not), an attempt
+ * waits this long at most for a slot to come free (a burst of right tokens from one address
+ * waits rather than being refused), then is answered 429 with `Retry-After: 1`.
+ */
+const SLOT_WAIT_MS = 2_000;
+/** How often a waiting attempt asks again when no check of this process frees a slot. */
+const SLOT_POLL_MS = 25;
+
+/**
+ * What one attempt came to: the check's value, a wrong token (counted), or refused unchecked
+ * (`retryAfterMs` until the address may try again).
+ */
+export type Attempt<T> =
+  | { outcome: 'ok'; value: T }
+  | { outcome: 'failed' }
+  | { outcome: 'limited'; retryAfterMs: number };
 
 function sha256(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
@@ -67,7 +90,9 @@ const iso = (ms: number | null): string | null =>
 
 export class TokenStore {
   private readonly key: string;
-  private readonly failKey: (address: string) => string;
+  private readonly attemptsKey: (address: string) => string;
+  /** Attempts of this process waiting for a slot of an address, woken when one of its own frees. */
+  private readonly waiting = new Map<string, Set<() => void>>();
   /** A hash compared against when the id is unknown, so a miss costs what a hit does. */
   private readonly decoy = sha256(randomBytes(32).toString('hex'));
 
@@ -79,7 +104,7 @@ export class TokenStore {
     private readonly limits = { failures: AUTH_FAILURE_LIMIT, windowMs: AUTH_FAILURE_WINDOW_MS },
   ) {
     this.key = keys.key('api', 'tokens');
-    this.failKey = (address) => keys.key('api', 'auth-failures', address);
+    this.attemptsKey = (address) => keys.key('api', 'auth-attempts', address);
   }
 
   stateOf(t: StoredToken, at = this.now()): TokenView['state'] {
@@ -101,18 +126,87 @@ export class TokenStore {
     };
   }
 
-  /** Milliseconds until `address` may try again; 0 when it may now. */
-  async limitedFor(address: string): Promise<number> {
-    const key = this.failKey(address);
-    const [count, ttl] = await Promise.all([this.redis.get(key), this.redis.pttl(key)]);
-    if (count === null || Number(count) < this.limits.failures) return 0;
-    return Math.max(ttl, 1);
+  /**
+   * One authentication attempt from `address` under the failed-attempt limit: `check` runs on
+   * `presented` only in a slot taken first (auth-attempt.lua); a null from it is a failure and
+   * keeps the slot as one, a value (or a throw) frees it. An address over the limit is refused
+   * without `check` running. No token presented: a failure, nothing checked, nothing counted.
+   * The one path of the API, `/admin/*` and the console.
+   */
+  async attempt<T>(
+    address: string,
+    presented: string | undefined,
+    check: (token: string) => Promise<T | null>,
+  ): Promise<Attempt<T>> {
+    if (presented === undefined || presented === '') return { outcome: 'failed' };
+    const taken = await this.takeSlot(address);
+    if (taken !== 0) return { outcome: 'limited', retryAfterMs: taken };
+    let value: T | null;
+    try {
+      value = await check(presented);
+    } catch (err) {
+      await this.giveBack(address, 'free');
+      throw err;
+    }
+    await this.giveBack(address, value === null ? 'fail' : 'free');
+    return value === null ? { outcome: 'failed' } : { outcome: 'ok', value };
   }
 
-  async recordFailure(address: string): Promise<void> {
-    const key = this.failKey(address);
-    const count = await this.redis.incr(key);
-    if (count === 1) await this.redis.pexpire(key, this.limits.windowMs);
+  /** `authenticate` under the failed-attempt limit (`attempt`). */
+  authenticateLimited(
+    presented: string | undefined,
+    adminToken: string | undefined,
+    address: string,
+  ): Promise<Attempt<Actor>> {
+    return this.attempt(address, presented, (token) =>
+      this.authenticate(token, adminToken, address),
+    );
+  }
+
+  /** Takes a check slot of `address`: 0 when taken, else ms until it may try again. */
+  private async takeSlot(address: string): Promise<number> {
+    // A real wait, timed by the wall clock (not the injected one, which tests may hold still).
+    const deadline = Date.now() + SLOT_WAIT_MS;
+    for (;;) {
+      const reply = await scripts(this.redis).authAttempt(
+        [this.attemptsKey(address)],
+        ['take', String(this.limits.failures), String(this.limits.windowMs)],
+      );
+      const [code, ttl] = Array.isArray(reply) ? reply : [0, 1];
+      if (code === 1) return 0;
+      if (code === 0) return Math.max(ttl, 1);
+      // Busy: checks in flight may free a slot (or become the failures that close the window).
+      if (Date.now() >= deadline) return 1000;
+      await this.slotFreed(address);
+    }
+  }
+
+  private async giveBack(address: string, step: 'fail' | 'free'): Promise<void> {
+    try {
+      await scripts(this.redis).authAttempt(
+        [this.attemptsKey(address)],
+        [step, String(this.limits.failures), String(this.limits.windowMs)],
+      );
+    } finally {
+      const waiters = this.waiting.get(address);
+      this.waiting.delete(address);
+      for (const wake of waiters ?? []) wake();
+    }
+  }
+
+  /** Resolves when a check of this process from `address` ends, or after `SLOT_POLL_MS`. */
+  private slotFreed(address: string): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiting.get(address) ?? new Set<() => void>();
+      this.waiting.set(address, waiters);
+      const wake = (): void => {
+        clearTimeout(timer);
+        waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, SLOT_POLL_MS);
+      waiters.add(wake);
+    });
   }
 
   /**

@@ -20,6 +20,7 @@ import { decode, encode, zodShape } from '../redis/stored.js';
 import type { ConsoleConfig } from './config.js';
 import { ownValue } from '../config/fields.js';
 import { clientAddress, socketAddress } from '../server/client-address.js';
+import type { Attempt } from '../api/tokens.js';
 
 /** Who is looking: `team` null means an admin (sees everything). */
 export interface Viewer {
@@ -41,9 +42,29 @@ export interface ConsoleAuth {
   authenticate(token: string, address: string): Promise<Viewer | null>;
   /** Whether a session's viewer still holds (its token not revoked or expired); default yes. */
   stillValid?(viewer: Viewer): Promise<boolean>;
-  /** Milliseconds until `address` may try again after failed attempts (0: now). */
-  limitedFor?(address: string): Promise<number>;
-  recordFailure?(address: string): Promise<void>;
+  /**
+   * `check` of a presented token under the failed-attempt limit of `address`, in one atomic
+   * step with the count (`TokenStore.attempt`: over the limit the token is never checked);
+   * default: no limit.
+   */
+  limit?(
+    address: string,
+    presented: string,
+    check: (token: string) => Promise<Viewer | null>,
+  ): Promise<Attempt<Viewer>>;
+}
+
+/** A token's viewer, by `auth` under its failed-attempt limit (the bearer header and the login). */
+export function tryToken(
+  auth: ConsoleAuth,
+  token: string,
+  address: string,
+): Promise<Attempt<Viewer>> {
+  const check = (t: string): Promise<Viewer | null> => auth.authenticate(t, address);
+  if (auth.limit !== undefined) return auth.limit(address, token, check);
+  return check(token).then((viewer) =>
+    viewer === null ? { outcome: 'failed' } : { outcome: 'ok', value: viewer },
+  );
 }
 
 export type AuthMethod = 'bearer' | 'proxy' | 'session';
@@ -191,13 +212,9 @@ export async function identify(
   const address = clientAddress(req, o.config.trustedProxies);
   const token = bearerToken(req);
   if (token !== undefined) {
-    if (((await o.auth.limitedFor?.(address)) ?? 0) > 0) return null;
-    const viewer = await o.auth.authenticate(token, address);
-    if (viewer === null) {
-      await o.auth.recordFailure?.(address);
-      return null;
-    }
-    return { viewer, method: 'bearer', csrf: null, sessionId: null };
+    const attempt = await tryToken(o.auth, token, address);
+    if (attempt.outcome !== 'ok') return null;
+    return { viewer: attempt.value, method: 'bearer', csrf: null, sessionId: null };
   }
   const proxy = o.config.proxyAuth;
   if (proxy !== undefined && fromTrustedProxy(req, o.config)) {

@@ -24,11 +24,13 @@ import {
   overTls,
   sameSecret,
   sessionCookie,
+  tryToken,
   type ConsoleAuth,
   type Identity,
   type Viewer,
 } from './auth.js';
 import { clientAddress } from '../server/client-address.js';
+import { BodyError, parseJsonText, readFormBody, type FormBody } from '../server/body.js';
 import type { ConsoleConfig } from './config.js';
 import {
   loadNotifications,
@@ -136,29 +138,20 @@ function jsonForm(body: Record<string, unknown>): Form {
   return { get: (n) => values(n)[0], getAll: values };
 }
 
+/** A form or JSON body, read and bounded by the shared reader (src/server/body.ts). */
 async function readForm(req: IncomingMessage): Promise<Form> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_FORM_BYTES)
-      throw new HttpError(413, `body larger than ${String(MAX_FORM_BYTES)} bytes`);
-    chunks.push(chunk);
+  let body: FormBody;
+  try {
+    body = await readFormBody(req, MAX_FORM_BYTES);
+  } catch (caught) {
+    if (caught instanceof BodyError) throw new HttpError(caught.status, caught.message);
+    throw caught;
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-  if (type === 'application/json') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text === '' ? '{}' : text);
-    } catch {
-      throw new HttpError(400, 'body is not valid JSON');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-      throw new HttpError(400, 'expected a JSON object');
-    return jsonForm(parsed as Record<string, unknown>);
-  }
-  return formOf(new URLSearchParams(text));
+  if (body.type === 'form') return formOf(body.params);
+  const parsed = body.value;
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new HttpError(400, 'expected a JSON object');
+  return jsonForm(parsed as Record<string, unknown>);
 }
 
 function splitList(text: string | undefined): string[] {
@@ -263,6 +256,8 @@ export class Console {
           'console request failed',
         );
       if (!res.headersSent) {
+        // An oversized body may still be arriving: the connection is not kept for another request.
+        if (status === 413) res.setHeader('connection', 'close');
         if (json) this.sendJson(res, status, { error: message });
         else
           this.sendHtml(res, status, errorPage(this.frame(null, 'none', 'Error'), status, message));
@@ -431,21 +426,19 @@ export class Console {
         { 'set-cookie': this.loginCookie(req, fresh) },
       );
     };
-    const wait = (await this.o.auth.limitedFor?.(address)) ?? 0;
-    if (wait > 0) {
-      again(
-        429,
-        `Too many failed attempts from this address; try again in ${String(Math.ceil(wait / 1000))} s.`,
-      );
+    const attempt = await tryToken(this.o.auth, (form.get('token') ?? '').trim(), address);
+    if (attempt.outcome === 'limited') {
+      const seconds = String(Math.ceil(attempt.retryAfterMs / 1000));
+      res.setHeader('retry-after', seconds);
+      again(429, `Too many failed attempts from this address; try again in ${seconds} s.`);
       return;
     }
-    const viewer = await this.o.auth.authenticate((form.get('token') ?? '').trim(), address);
-    if (viewer === null) {
-      await this.o.auth.recordFailure?.(address);
+    if (attempt.outcome === 'failed') {
       this.o.log.warn({ event: 'console:login_failed', address }, 'console login refused');
       again(401, 'That token is not valid (wrong, expired or revoked).');
       return;
     }
+    const viewer = attempt.value;
     const session = await this.sessions.create(viewer);
     this.o.log.info(
       { event: 'console:login', viewer: viewer.id, team: viewer.team, address },
@@ -961,8 +954,11 @@ export class Console {
     };
     let fields: unknown;
     try {
-      fields = JSON.parse(values.fields.trim() === '' ? '{}' : values.fields);
-    } catch {
+      // Bounded like a body: a value nested too deep is never built.
+      fields = parseJsonText(values.fields.trim() === '' ? '{}' : values.fields);
+    } catch (caught) {
+      if (caught instanceof BodyError && caught.problem === 'too_deep')
+        throw new HttpError(400, `fields: ${caught.message}`);
       fields = null;
     }
     const saved = await this.saveForm(

@@ -64,8 +64,7 @@ export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): 
       const token = (await api.tokens.list()).find((t) => t.id === viewer.id);
       return token?.state === 'active';
     },
-    limitedFor: (address) => api.tokens.limitedFor(address),
-    recordFailure: (address) => api.tokens.recordFailure(address),
+    limit: (address, presented, check) => api.tokens.attempt(address, presented, check),
   };
 }
 

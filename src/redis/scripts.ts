@@ -96,6 +96,11 @@ const SPECS = {
     'pace',
     1,
   ),
+  authAttempt: script<
+    [attempts: string],
+    [step: 'take' | 'fail' | 'free', limit: string, windowMs: string],
+    [number, number] | number
+  >('auth-attempt', 1),
 };
 
 type ScriptName = keyof typeof SPECS;

@@ -7,6 +7,7 @@ import type { Metrics } from './metrics.js';
 import { handleSilences } from '../silences/admin.js';
 import type { SilenceStore } from '../silences/store.js';
 import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
+import type { OwnSockets } from './own-sockets.js';
 
 export interface Readiness {
   ready: boolean;
@@ -39,8 +40,15 @@ export interface OpsServerOptions {
   /** The teams API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*. */
   api?: {
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
-    adminAccess(req: IncomingMessage): Promise<'ok' | 'unauthorized' | 'forbidden' | 'limited'>;
+    adminAccess(
+      req: IncomingMessage,
+    ): Promise<'ok' | 'unauthorized' | 'forbidden' | { limited: true; retryAfterMs: number }>;
   };
+  /**
+   * This process's own outbound connections (src/server/own-sockets.ts): a request on one is
+   * refused before any token is checked or counted. Default none.
+   */
+  ownSockets?: OwnSockets;
   /** The web console at `/` and `/feeds/` (src/console); answers false for paths not its own. */
   console?: { handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> };
   log: Logger;
@@ -144,6 +152,14 @@ export class OpsServer {
       send(res, 200, text, this.options.metrics.registry.contentType);
       return;
     }
+    if (this.options.ownSockets?.has(req) === true) {
+      // The daemon calling itself (a channel pointed at this server): never a token check, so
+      // never a failed attempt counted against the address it comes from.
+      send(res, 403, {
+        error: 'statuswatch does not answer its own outbound requests (a channel pointing here?)',
+      });
+      return;
+    }
     if (path.startsWith('/admin/')) return this.admin(req, res, path);
     if (this.options.api !== undefined && (path === '/api/v1' || path.startsWith('/api/v1/')))
       return this.options.api.handle(req, res, url);
@@ -164,8 +180,12 @@ export class OpsServer {
           ? 'ok'
           : 'unauthorized'
         : await this.options.api.adminAccess(req);
-    if (access === 'limited') {
-      send(res, 429, { error: 'too many failed attempts from this address; try again later' });
+    if (typeof access === 'object') {
+      const seconds = String(Math.ceil(access.retryAfterMs / 1000));
+      res.setHeader('retry-after', seconds);
+      send(res, 429, {
+        error: `too many failed attempts from this address; try again in ${seconds} s`,
+      });
       return;
     }
     if (access === 'forbidden') {
@@ -218,6 +238,7 @@ export class OpsServer {
   }
 
   async stop(): Promise<void> {
+    this.options.ownSockets?.stop();
     const server = this.server;
     this.server = null;
     if (server === null) return;

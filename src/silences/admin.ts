@@ -3,15 +3,10 @@ import type { Logger } from 'pino';
 import { SilenceValidationError, type Silence } from './model.js';
 import { stateOf, type SilenceState } from './match.js';
 import type { SilenceStore } from './store.js';
+import { BodyError, readJsonBody } from '../server/body.js';
 
 /** Largest accepted `POST /admin/silences` body. */
 export const MAX_BODY_BYTES = 64 * 1024;
-/**
- * An oversized body is read and dropped up to this size, then answered 413, so the client (which
- * sends its whole body before reading the answer) gets the 413 rather than a reset connection.
- * Past it the 413 goes out at once and the connection is closed behind it.
- */
-export const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** A silence as the admin API returns it: the stored fields plus its state at the server's clock. */
 export type SilenceView = Silence & { state: SilenceState };
@@ -30,50 +25,17 @@ type Body =
   | { ok: false; status: number; error: string; headers?: Record<string, string> };
 
 /**
- * Reads a JSON body of at most `MAX_BODY_BYTES`. Past the limit the rest is read and dropped, never
- * buffered, up to `DRAIN_LIMIT_BYTES`; either way the answer is a 413 that closes the connection.
+ * Reads a JSON body of at most `MAX_BODY_BYTES` and `MAX_JSON_DEPTH` levels with the shared
+ * reader (src/server/body.ts): past the size a 413 that closes the connection; empty, malformed
+ * or too deep a 400.
  */
-function readJson(req: IncomingMessage): Promise<Body> {
-  const tooLarge: Body = {
-    ok: false,
-    status: 413,
-    error: `body larger than ${MAX_BODY_BYTES} bytes`,
-    headers: { connection: 'close' },
-  };
-  return new Promise<Body>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let settled = false;
-    const settle = (body: Body): void => {
-      if (settled) return;
-      settled = true;
-      resolve(body);
-    };
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-      else chunks.length = 0;
-      // Not a mistake but a flood: answer now; the server closes the connection after the answer.
-      if (size > DRAIN_LIMIT_BYTES) settle(tooLarge);
-    });
-    req.once('error', reject);
-    req.once('end', () => {
-      if (size > MAX_BODY_BYTES) {
-        settle(tooLarge);
-        return;
-      }
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') {
-        settle({ ok: false, status: 400, error: 'empty body; expected JSON' });
-        return;
-      }
-      try {
-        settle({ ok: true, value: JSON.parse(text) as unknown });
-      } catch {
-        settle({ ok: false, status: 400, error: 'body is not valid JSON' });
-      }
-    });
-  });
+async function readJson(req: IncomingMessage): Promise<Body> {
+  try {
+    return { ok: true, value: await readJsonBody(req, MAX_BODY_BYTES) };
+  } catch (caught) {
+    if (!(caught instanceof BodyError)) throw caught;
+    return { ok: false, status: caught.status, error: caught.message, headers: caught.headers };
+  }
 }
 
 function view(silence: Silence, now: number): SilenceView {
