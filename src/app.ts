@@ -237,6 +237,7 @@ export class App extends EventEmitter<AppEvents> {
         subscriptions: this.config.subscriptions,
         adminToken: this.config.server.adminToken,
         trustedProxies: this.config.server.console?.trustedProxies ?? [],
+        quotas: this.config.server.quotas,
       }),
       onChannels: (channels) => {
         this.swapChannels(channels);

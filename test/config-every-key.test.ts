@@ -78,6 +78,14 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         trustedProxies: [PROXY],
         proxyAuth: { header: 'X-Auth-User', teams: { alice: 'payments' }, admins: ['carol'] },
       },
+      quotas: {
+        channels: 40,
+        subscriptions: 150,
+        silences: 100,
+        tokens: 10,
+        bytes: 2 * 1024 * 1024,
+        objectBytes: 32 * 1024,
+      },
     },
     channels: {
       'slack-hook': {

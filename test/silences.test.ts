@@ -259,7 +259,7 @@ describe('admin API /admin/silences (real HTTP server)', () => {
       state: 'active',
     });
     expect(created.headers.location).toBe(`/admin/silences/${s.id}`);
-    expect((await call('GET', '/admin/silences')).json).toEqual({ silences: [s] });
+    expect((await call('GET', '/admin/silences')).json).toEqual({ silences: [s], next: null });
     expect(await call('GET', `/admin/silences/${s.id}`)).toMatchObject({ status: 200, json: s });
     expect(await call('GET', '/admin/silences/unknown')).toMatchObject({
       status: 404,
@@ -325,7 +325,7 @@ describe('admin API /admin/silences (real HTTP server)', () => {
     });
     expect(await call('DELETE', '/admin/silences/unknown')).toMatchObject({ status: 404 });
     expect(await call('POST', '/admin/silences/unknown/expire')).toMatchObject({ status: 404 });
-    expect((await call('GET', '/admin/silences')).json).toEqual({ silences: [] });
+    expect((await call('GET', '/admin/silences')).json).toEqual({ silences: [], next: null });
     const all = (await call('GET', '/admin/silences?all=1')).json as { silences: Silence[] };
     expect(all.silences.map((s) => s.id).sort()).toEqual([a.id, b.id].sort());
   });

@@ -133,6 +133,28 @@ export class ApiClient {
     throw this.failure(status, parsed as ErrorBody | undefined);
   }
 
+  /**
+   * Every item of a paged list (`{[key]: [...], next}`): follows `next` as `cursor` page after
+   * page, at the largest page size. An older server without `next` answers in one page.
+   */
+
+  async listAll<T>(path: string, key: string): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 100_000; page += 1) {
+      const query = new URLSearchParams({ limit: '500' });
+      if (cursor !== null) query.set('cursor', cursor);
+      const sep = path.includes('?') ? '&' : '?';
+      const { body } = await this.call('GET', `${path}${sep}${query.toString()}`);
+      const got = body[key];
+      if (Array.isArray(got)) items.push(...(got as T[]));
+      const next = body.next;
+      if (typeof next !== 'string' || next === '') break;
+      cursor = next;
+    }
+    return items;
+  }
+
   private failure(status: number, body: ErrorBody | undefined): ApiCommandError {
     if (status === 401) {
       return new ApiCommandError(

@@ -14,7 +14,13 @@ import { renderForChannel } from '../commands/render.js';
 import { notifyTest, type NotifyTestResult } from '../commands/notify-test.js';
 import type { ChannelConfig } from '../config/schema.js';
 import { stateOf } from '../silences/match.js';
-import { parseSilenceRequest, SilenceValidationError, type Silence } from '../silences/model.js';
+import {
+  parseSilenceRequest,
+  SilenceValidationError,
+  type Silence,
+  type SilenceDraft,
+} from '../silences/model.js';
+import { pageOf, pageParams, silencePage, type SortKey } from './pages.js';
 import type { SilenceStore } from '../silences/store.js';
 import { visibleSilence } from '../silences/visibility.js';
 import { diffOf } from './audit.js';
@@ -135,10 +141,10 @@ export class ApiHttp {
     this.now = o.now ?? Date.now;
     const { store, tokens } = o;
     this.handlers = {
-      listSubscriptions: async ({ actor }) => ({
-        status: 200,
-        body: { subscriptions: await store.listSubscriptions(actor) },
-      }),
+      listSubscriptions: async ({ actor, url }) => {
+        const page = pageOf(await store.listSubscriptions(actor), objectKey, pageParams(url));
+        return { status: 200, body: { subscriptions: page.items, next: page.next } };
+      },
       createSubscription: async ({ actor, req }) => {
         const { view } = await store.putSubscription(actor, await readJson(req), 'create');
         return {
@@ -164,10 +170,10 @@ export class ApiHttp {
         status: 200,
         body: await store.deleteSubscription(actor, params.name ?? ''),
       }),
-      listChannels: async ({ actor }) => ({
-        status: 200,
-        body: { channels: await store.listChannels(actor) },
-      }),
+      listChannels: async ({ actor, url }) => {
+        const page = pageOf(await store.listChannels(actor), objectKey, pageParams(url));
+        return { status: 200, body: { channels: page.items, next: page.next } };
+      },
       createChannel: async ({ actor, req }) => {
         const { view } = await store.putChannel(actor, await readJson(req), 'create');
         return { status: 201, body: view, headers: { location: `/api/v1/channels/${view.name}` } };
@@ -248,9 +254,14 @@ export class ApiHttp {
           ...(before === undefined ? {} : { before }),
           visible: (e) => actor.admin || (actor.team !== null && e.team === actor.team),
         });
+        const last = entries[entries.length - 1];
         return {
           status: 200,
-          body: { entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })) },
+          body: {
+            entries: entries.map((e) => ({ ...e, at: new Date(e.at).toISOString() })),
+            // The id to pass as `before` for the next page (null: no more).
+            next: entries.length === limit && last?.id !== undefined ? last.id : null,
+          },
         };
       },
       listSilences: async ({ actor, url }) => {
@@ -258,27 +269,23 @@ export class ApiHttp {
         const list = await o.silences.list({ includeExpired: all === '1' || all === 'true' });
         const own = await this.ownSubscriptions(actor);
         const at = o.silences.now();
+        const page = silencePage(
+          list.filter((s) => visibleSilence(s, viewerOf(actor), own)),
+          pageParams(url),
+          at,
+        );
         return {
           status: 200,
-          body: {
-            silences: list
-              .filter((s) => visibleSilence(s, viewerOf(actor), own))
-              .map((s) => silenceView(s, at)),
-          },
+          body: { silences: page.items.map((s) => silenceView(s, at)), next: page.next },
         };
       },
       createSilence: async ({ actor, req }) => {
         const body = await readJson(req);
-        await this.checkSilenceRequest(actor, body);
-        const silence = await this.silenceWrite(() => o.silences.add(body));
-        const { id, ...fields } = silence;
-        await store.recordChange(actor, {
-          action: 'create',
-          kind: 'silence',
-          name: id,
-          team: await this.silenceTeam(actor, silence),
-          diff: diffOf(undefined, fields),
-        });
+        const draft = await this.checkSilenceRequest(actor, body);
+        // Stored, quota-checked and audited in one transaction (store.ts `createSilence`).
+        const silence = await store.createSilence(actor, draft);
+        o.silences.changed();
+        const { id } = silence;
         this.o.log.info(
           {
             event: 'silence:created',
@@ -301,7 +308,14 @@ export class ApiHttp {
       }),
       deleteSilence: ({ actor, params }) => this.expireSilence(actor, params.id ?? ''),
       expireSilence: ({ actor, params }) => this.expireSilence(actor, params.id ?? ''),
-      listTokens: async () => ({ status: 200, body: { tokens: await tokens.list() } }),
+      listTokens: async ({ url }) => {
+        const page = pageOf(
+          await tokens.list(),
+          (t) => [Date.parse(t.createdAt), t.id],
+          pageParams(url),
+        );
+        return { status: 200, body: { tokens: page.items, next: page.next } };
+      },
       createToken: async ({ actor, req }) => {
         const created = await tokens.create(actor, await readJson(req));
         this.o.log.info(
@@ -379,9 +393,9 @@ export class ApiHttp {
    * token, limited to its own subscriptions: a `subscriptions` matcher is required and may name
    * only the team's stored subscriptions (not another team's, not the config file's).
    */
-  private async checkSilenceRequest(actor: Actor, body: unknown): Promise<void> {
+  private async checkSilenceRequest(actor: Actor, body: unknown): Promise<SilenceDraft> {
     const draft = silenceDraftOf(body, this.o.silences.now());
-    if (actor.admin) return;
+    if (actor.admin) return draft;
     const names = draft.matchers.subscriptions ?? [];
     if (names.length === 0) {
       throw invalid([
@@ -403,6 +417,7 @@ export class ApiHttp {
           ],
     );
     if (issues.length > 0) throw invalid(issues);
+    return draft;
   }
 
   /** The team an audit entry of a silence belongs to: the team's, or the one all its subscriptions share. */
@@ -551,6 +566,11 @@ export class ApiHttp {
 /** The actor as `visibleSilence` sees it: an admin token (whatever its team) sees everything. */
 function viewerOf(actor: Actor): { team: string | null } {
   return { team: actor.admin ? null : (actor.team ?? '') };
+}
+
+/** The order of channel and subscription lists: the config file's, then stored ones; by name. */
+function objectKey(o: { name: string; source: 'config' | 'api' }): SortKey {
+  return [o.source === 'config' ? 0 : 1, o.name];
 }
 
 function silenceView(silence: Silence, now: number): Silence & { state: string } {

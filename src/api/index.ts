@@ -11,7 +11,8 @@ import { ApiHttp } from './http.js';
 import { ApiRuntime } from './runtime.js';
 import { ServiceSearch } from './services.js';
 import { ApiStore, type ConfigView } from './store.js';
-import { TokenStore } from './tokens.js';
+import { TokenStore, type Actor } from './tokens.js';
+import type { Silence, SilenceDraft } from '../silences/model.js';
 
 export interface TeamsApiOptions {
   redis: RedisClient;
@@ -37,11 +38,13 @@ export class TeamsApi {
   readonly tokens: TokenStore;
   readonly runtime: ApiRuntime;
   readonly http: ApiHttp;
+  private readonly silences: SilenceStore;
 
   constructor(o: TeamsApiOptions) {
     // A malformed key is a startup error (SecretKeyError), not a silent "no key".
     const box = SecretBox.fromEnv(o.env ?? process.env);
     const now = o.now ?? Date.now;
+    this.silences = o.silences;
     this.store = new ApiStore({
       redis: o.redis,
       keys: o.keys,
@@ -52,6 +55,7 @@ export class TeamsApi {
       ...(o.budget === undefined ? {} : { budget: o.budget }),
     });
     this.tokens = new TokenStore(o.redis, o.keys, this.store.audit, now);
+    this.tokens.counted = (check, apply) => this.store.countedWrite(check, apply);
     this.runtime = new ApiRuntime({
       redis: o.redis,
       k: this.store.k,
@@ -78,6 +82,13 @@ export class TeamsApi {
         'STATUSWATCH_SECRET_KEY is not set: channels with secrets cannot be stored through the API',
       );
     }
+  }
+
+  /** Stores a silence through the API's store (quota-checked, audited); routing sees it at once. */
+  async createSilence(actor: Actor, draft: SilenceDraft): Promise<Silence> {
+    const silence = await this.store.createSilence(actor, draft);
+    this.silences.changed();
+    return silence;
   }
 
   start(): Promise<void> {

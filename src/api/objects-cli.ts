@@ -163,8 +163,7 @@ export function registerObjectCommands(
       .addOption(outputOption('table')),
   ).action(async (o: TargetFlags & { output: string }) => {
     await run(o, async (client) => {
-      const { body } = await client.call<Record<string, Obj[]>>('GET', base);
-      const items = body[plural(kind)] ?? [];
+      const items = await client.listAll<Obj>(base, plural(kind));
       if (o.output === 'table')
         io.out(items.length === 0 ? `no ${plural(kind)}\n` : listTable(kind, items));
       else io.out(formatOutput(items, o.output));

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { EVENT_KINDS } from '../config/events.js';
 import { silenceRequestSchema, silenceSchema } from '../silences/model.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -35,12 +36,27 @@ export interface RouteSpec {
 
 const NAME_PARAM = 'name';
 
+/** `limit` and `cursor` of the paged lists (pages.ts); each answer's `next` is the next cursor. */
+const PAGE_QUERY = [
+  {
+    name: 'limit',
+    description: `at most this many (1-${String(MAX_PAGE_SIZE)}, default ${String(DEFAULT_PAGE_SIZE)})`,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE },
+  },
+  {
+    name: 'cursor',
+    description: 'the `next` of the previous page (absent: the first page)',
+    schema: { type: 'string' },
+  },
+] as const;
+
 export const ROUTES = [
   {
     method: 'GET',
     path: '/api/v1/subscriptions',
     operationId: 'listSubscriptions',
     summary: "Subscriptions: the team's own (admins: all, with the config file's)",
+    query: PAGE_QUERY,
     ok: { 200: 'SubscriptionList' },
   },
   {
@@ -78,6 +94,7 @@ export const ROUTES = [
     path: '/api/v1/channels',
     operationId: 'listChannels',
     summary: 'Channels: the config file\'s and the team\'s own (admins: all); secrets read "<set>"',
+    query: PAGE_QUERY,
     ok: { 200: 'ChannelList' },
   },
   {
@@ -182,6 +199,7 @@ export const ROUTES = [
         description: '1 or true: include silences that ended within the last 7 days',
         schema: { type: 'string', enum: ['1', 'true', '0', 'false'] },
       },
+      ...PAGE_QUERY,
     ],
     ok: { 200: 'SilenceList' },
   },
@@ -221,6 +239,7 @@ export const ROUTES = [
     operationId: 'listTokens',
     summary: 'Every token (admins)',
     admin: true,
+    query: PAGE_QUERY,
     ok: { 200: 'TokenList' },
   },
   {
@@ -350,11 +369,15 @@ function silenceOutput(): Json {
 }
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const list = (key: string, item: string): Json => ({
+const list = (key: string, item: string, next = NEXT): Json => ({
   type: 'object',
-  properties: { [key]: { type: 'array', items: ref(item) } },
+  properties: { [key]: { type: 'array', items: ref(item) }, next },
   required: [key],
 });
+const NEXT: Json = {
+  type: ['string', 'null'],
+  description: 'the cursor of the next page (pass it as `cursor`); null on the last page',
+};
 
 function components(): Json {
   const channel = channelSchemas();
@@ -472,7 +495,10 @@ function components(): Json {
       },
       required: ['id', 'at', 'tokenId', 'team', 'action', 'kind', 'name', 'diff'],
     },
-    AuditList: list('entries', 'AuditEntry'),
+    AuditList: list('entries', 'AuditEntry', {
+      type: ['string', 'null'],
+      description: 'the entry id to pass as `before` for the next page; null when no more',
+    }),
     Token: tokenView,
     TokenList: list('tokens', 'Token'),
     TokenRequest: {
@@ -517,7 +543,7 @@ const ERROR_STATUSES: Record<number, string> = {
   401: 'missing, wrong, expired or revoked token',
   403: 'not allowed for this token',
   404: "no such object (or another team's)",
-  409: 'name taken, or the object is in use',
+  409: "name taken, the object is in use, or a team quota is reached (code quota_exceeded, the message names the limit's config key)",
   413: 'body larger than 1 MB',
   429: 'too many failed attempts from this address',
 };

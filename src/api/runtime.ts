@@ -46,6 +46,12 @@ const EMPTY: Snapshot = {
   subscriptions: new Map(),
   subscriptionTombstones: new Map(),
   channelTombstones: new Map(),
+  bytes: {
+    channels: new Map(),
+    subscriptions: new Map(),
+    subscriptionTombstones: new Map(),
+    channelTombstones: new Map(),
+  },
 };
 
 export class ApiRuntime {

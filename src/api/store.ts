@@ -10,10 +10,15 @@
  * - `{prefix}:api:version` (counter) bumped by every change: replicas compare it once per routing
  *   step and reload when it moved (`runtime.ts`); `{prefix}:api:changed` (pub/sub) says so at once.
  *
- * Every write is one optimistic transaction on a connection of its own: WATCH the four hashes,
- * read them, check (names unique across the config file and the API, references, ownership),
- * then MULTI: the change, the version bump, the audit entry (audit.ts). A concurrent change by
- * another replica aborts the EXEC and the write is re-checked from the start.
+ * Every write is one optimistic transaction on a connection of its own: WATCH the four hashes
+ * (and the silences, their teams and the tokens, which the quotas count: quotas.ts), read them,
+ * check (names unique across the config file and the API, references, ownership, the team's
+ * quotas), then MULTI: the change, the version bump, the audit entry (audit.ts). A concurrent
+ * change by another replica aborts the EXEC and the write is re-checked from the start. Silences
+ * and tokens created through the API are written the same way (`createSilence`, `countedWrite`).
+ *
+ * - `{prefix}:api:silence-teams` (hash) silence id → the team it counts toward (a silence has no
+ *   team of its own); one without an entry counts toward the team whose subscriptions it names.
  */
 import { Cluster, type ChainableCommander } from 'ioredis';
 import type { Logger } from 'pino';
@@ -39,6 +44,7 @@ import {
   setAt,
   STORED_CHANNEL,
   STORED_SUBSCRIPTION,
+  STORED_TOKEN,
   storedChannelView,
   storedSubscriptionView,
   subscriptionRequest,
@@ -52,7 +58,16 @@ import {
   type SubscriptionTombstone,
   type SubscriptionView,
 } from './model.js';
-import type { Actor } from './tokens.js';
+import { TOKEN_RETENTION_MS, type Actor } from './tokens.js';
+import { DEFAULT_QUOTAS, type QuotasConfig } from './quota-config.js';
+import { checkQuota, storedBytes, type Counted, type QuotaCheck } from './quotas.js';
+import {
+  parseStoredSilence,
+  STORED_SILENCE,
+  type Silence,
+  type SilenceDraft,
+} from '../silences/model.js';
+import { newSilenceId } from '../silences/store.js';
 
 /** How long a deleted subscription still gets the closings of what it was told. */
 export const TOMBSTONE_MS = 7 * 24 * 3_600_000;
@@ -67,6 +82,8 @@ export const CONFIG_FILE_TEAM = '';
 export interface ConfigView {
   channels: Readonly<Record<string, ChannelConfig>>;
   subscriptions: readonly SubscriptionConfig[];
+  /** `server.quotas` (default: `DEFAULT_QUOTAS`). */
+  quotas?: QuotasConfig | undefined;
 }
 
 export interface ApiStoreOptions {
@@ -87,12 +104,30 @@ export interface Snapshot {
   subscriptions: Map<string, StoredSubscription>;
   subscriptionTombstones: Map<string, SubscriptionTombstone>;
   channelTombstones: Map<string, ChannelTombstone>;
+  /** Bytes of each stored value (UTF-8), by hash, for the quotas. */
+  bytes: {
+    channels: Map<string, number>;
+    subscriptions: Map<string, number>;
+    subscriptionTombstones: Map<string, number>;
+    channelTombstones: Map<string, number>;
+  };
+}
+
+/** What the quotas read besides the snapshot: silences (with their teams) and tokens. */
+export interface QuotaState {
+  silences: Map<string, { silence: Silence; bytes: number }>;
+  silenceTeams: Map<string, string>;
+  tokens: Map<string, { team: string; live: boolean; bytes: number }>;
 }
 
 interface Plan<T> {
   apply: (m: ChainableCommander) => void;
   result: T;
   audit: AuditEntry | null;
+  /** The team quota this write is checked against (none: not counted, or not growing). */
+  quota?: QuotaCheck | undefined;
+  /** Whether routing must reload (channels, subscriptions); default true. */
+  bump?: boolean;
 }
 
 export type WriteMode = 'create' | 'put';
@@ -107,7 +142,15 @@ export function apiKeys(keys: Keys) {
     version: keys.key('api', 'version'),
     changed: keys.key('api', 'changed'),
     audit: keys.key('api', 'audit'),
+    /** The silence store's hash (src/silences/store.ts) and the tokens' (tokens.ts). */
+    silences: keys.key('silences'),
+    silenceTeams: keys.key('api', 'silence-teams'),
+    tokens: keys.key('api', 'tokens'),
   };
+}
+
+function sizesOf(raw: Record<string, string>): Map<string, number> {
+  return new Map(Object.entries(raw).map(([name, text]) => [name, storedBytes(text)]));
 }
 
 function decodeMap<T>(shape: StoredShape<T>, raw: Record<string, string>): Map<string, T> {
@@ -144,7 +187,109 @@ export async function readSnapshot(
     subscriptions: decodeMap(STORED_SUBSCRIPTION, value(1)),
     subscriptionTombstones: decodeMap(SUBSCRIPTION_TOMBSTONE, value(2)),
     channelTombstones: decodeMap(CHANNEL_TOMBSTONE, value(3)),
+    bytes: {
+      channels: sizesOf(value(0)),
+      subscriptions: sizesOf(value(1)),
+      subscriptionTombstones: sizesOf(value(2)),
+      channelTombstones: sizesOf(value(3)),
+    },
   };
+}
+
+/** Reads the silences, their teams and the tokens in one round trip (on `redis`, maybe WATCHing). */
+export async function readQuotaState(
+  redis: RedisClient,
+  k: ReturnType<typeof apiKeys>,
+  now: number,
+): Promise<QuotaState> {
+  const replies =
+    (await redis.pipeline().hgetall(k.silences).hgetall(k.silenceTeams).hgetall(k.tokens).exec()) ??
+    [];
+  const value = (i: number): Record<string, string> => {
+    const r = replies[i];
+    if (r === undefined) return {};
+    if (r[0] !== null) throw r[0];
+    return r[1] as Record<string, string>;
+  };
+  const silences = new Map<string, { silence: Silence; bytes: number }>();
+  for (const [id, text] of Object.entries(value(0))) {
+    const silence = parseStoredSilence(text);
+    if (silence !== undefined) silences.set(id, { silence, bytes: storedBytes(text) });
+  }
+  const tokens = new Map<string, { team: string; live: boolean; bytes: number }>();
+  for (const [id, text] of Object.entries(value(2))) {
+    const t = decode(STORED_TOKEN, text);
+    if (t === undefined) continue;
+    const ended = t.revokedAt ?? (t.expiresAt !== null && t.expiresAt <= now ? t.expiresAt : null);
+    // Past its listing retention a token is dropped by the next list: it counts no more.
+    if (ended !== null && ended + TOKEN_RETENTION_MS <= now) continue;
+    tokens.set(id, { team: t.team, live: ended === null, bytes: storedBytes(text) });
+  }
+  return { silences, silenceTeams: new Map(Object.entries(value(1))), tokens };
+}
+
+/**
+ * The team a silence counts toward: the one recorded when it was created through the API, else
+ * the one team whose stored subscriptions its `subscriptions` matcher names (none: no team).
+ */
+export function silenceTeamOf(
+  silence: Silence,
+  recorded: string | undefined,
+  subscriptions: ReadonlyMap<string, { team: string }>,
+): string | null {
+  if (recorded !== undefined) return recorded;
+  const names = silence.matchers.subscriptions ?? [];
+  if (names.length === 0) return null;
+  const teams = new Set(names.map((n) => subscriptions.get(n)?.team));
+  const [only] = teams;
+  return teams.size === 1 && only !== undefined ? only : null;
+}
+
+/** Every stored object that counts toward a team, as the quotas see it. */
+export function countedObjects(snap: Snapshot, q: QuotaState, now: number): Counted[] {
+  const out: Counted[] = [];
+  for (const c of snap.channels.values())
+    out.push({
+      team: c.team,
+      kind: 'channel',
+      key: c.name,
+      bytes: snap.bytes.channels.get(c.name) ?? 0,
+      live: true,
+    });
+  for (const t of snap.channelTombstones.values())
+    if (t.until > now)
+      out.push({
+        team: t.team,
+        kind: 'channel',
+        key: `tombstone:${t.name}`,
+        bytes: snap.bytes.channelTombstones.get(t.name) ?? 0,
+        live: false,
+      });
+  for (const s of snap.subscriptions.values())
+    out.push({
+      team: s.team,
+      kind: 'subscription',
+      key: s.name,
+      bytes: snap.bytes.subscriptions.get(s.name) ?? 0,
+      live: true,
+    });
+  for (const t of snap.subscriptionTombstones.values())
+    if (t.until > now && t.team !== CONFIG_FILE_TEAM)
+      out.push({
+        team: t.team,
+        kind: 'subscription',
+        key: `tombstone:${t.name}`,
+        bytes: snap.bytes.subscriptionTombstones.get(t.name) ?? 0,
+        live: false,
+      });
+  for (const [id, { silence, bytes }] of q.silences) {
+    const team = silenceTeamOf(silence, q.silenceTeams.get(id), snap.subscriptions);
+    if (team !== null)
+      out.push({ team, kind: 'silence', key: id, bytes, live: silence.endsAt > now });
+  }
+  for (const [id, t] of q.tokens)
+    out.push({ team: t.team, kind: 'token', key: id, bytes: t.bytes, live: t.live });
+  return out;
 }
 
 /** A connection of its own, to the same Redis or cluster (WATCH, SUBSCRIBE). */
@@ -303,7 +448,14 @@ export class ApiStore {
     return tx;
   }
 
-  private async transact<T>(plan: (snap: Snapshot, now: number) => Plan<T>): Promise<T> {
+  /** `server.quotas` in force. */
+  quotas(): QuotasConfig {
+    return this.o.config().quotas ?? DEFAULT_QUOTAS;
+  }
+
+  private async transact<T>(
+    plan: (snap: Snapshot, now: number, q: QuotaState) => Plan<T>,
+  ): Promise<T> {
     return this.mutex.run(async () => {
       const conn = this.connection();
       const watched = [
@@ -311,25 +463,36 @@ export class ApiStore {
         this.k.subscriptions,
         this.k.subscriptionTombstones,
         this.k.channelTombstones,
+        this.k.silences,
+        this.k.silenceTeams,
+        this.k.tokens,
       ];
       for (let attempt = 0; attempt < 10; attempt += 1) {
         await conn.watch(...watched);
         let planned: Plan<T>;
+        let orphans: string[];
         try {
+          const now = this.now();
           const snap = await readSnapshot(conn, this.k);
-          planned = plan(snap, this.now());
+          const q = await readQuotaState(conn, this.k, now);
+          planned = plan(snap, now, q);
+          if (planned.quota !== undefined)
+            checkQuota(countedObjects(snap, q, now), planned.quota, this.quotas());
+          // Teams of silences the silence store has since dropped (ended past its retention).
+          orphans = [...q.silenceTeams.keys()].filter((id) => !q.silences.has(id));
         } catch (caught) {
           await conn.unwatch();
           throw caught;
         }
         const m = conn.multi();
         planned.apply(m);
-        m.incr(this.k.version);
+        if (orphans.length > 0) m.hdel(this.k.silenceTeams, ...orphans);
+        if (planned.bump !== false) m.incr(this.k.version);
         if (planned.audit !== null) this.audit.append(m, planned.audit);
         const replies = await m.exec();
         if (replies === null) continue; // another writer got there first: check again
         for (const [err] of replies) if (err !== null) throw err;
-        await this.o.redis.publish(this.k.changed, '1').catch(() => 0);
+        if (planned.bump !== false) await this.o.redis.publish(this.k.changed, '1').catch(() => 0);
         return planned.result;
       }
       throw new ApiError(
@@ -515,11 +678,20 @@ export class ApiStore {
         updatedBy: actor.tokenId,
       };
       const diff = this.channelDiff(existing, record, plain);
+      const text = encode(STORED_CHANNEL, record);
       return {
         apply: (m) => {
           this.purge(m, snap, now);
-          m.hset(this.k.channels, req.name, encode(STORED_CHANNEL, record));
+          m.hset(this.k.channels, req.name, text);
           m.hdel(this.k.channelTombstones, req.name);
+        },
+        quota: {
+          team,
+          kind: 'channel',
+          key: req.name,
+          bytes: storedBytes(text),
+          enforce: !actor.admin,
+          label: `channel ${JSON.stringify(req.name)}`,
         },
         result: { view: storedChannelView(record), created: existing === undefined },
         audit: this.entry(actor, now, {
@@ -678,11 +850,20 @@ export class ApiStore {
         updatedAt: now,
         updatedBy: actor.tokenId,
       };
+      const text = encode(STORED_SUBSCRIPTION, record);
       return {
         apply: (m) => {
           this.purge(m, snap, now);
           // A tombstone of the same name stays: it still owes what the deleted one was told.
-          m.hset(this.k.subscriptions, req.name, encode(STORED_SUBSCRIPTION, record));
+          m.hset(this.k.subscriptions, req.name, text);
+        },
+        quota: {
+          team,
+          kind: 'subscription',
+          key: req.name,
+          bytes: storedBytes(text),
+          enforce: !actor.admin,
+          label: `subscription ${JSON.stringify(req.name)}`,
         },
         result: { view: storedSubscriptionView(record), created: existing === undefined },
         audit: this.entry(actor, now, {
@@ -774,6 +955,67 @@ export class ApiStore {
         audit: null,
       };
     });
+  }
+
+  /**
+   * Stores a new silence (a validated draft) in the silence store's hash, checked against the
+   * quota of the team it counts toward: a team token's own team; for an admin, the one team
+   * whose subscriptions it names (none: it counts toward no team). The team is recorded in
+   * `silence-teams`, the audit entry goes in the same MULTI. The caller tells the silence store
+   * (its cache) that it changed.
+   */
+  async createSilence(actor: Actor, draft: SilenceDraft): Promise<Silence> {
+    return this.transact((snap, now, q) => {
+      let id = newSilenceId();
+      while (q.silences.has(id)) id = newSilenceId();
+      const silence: Silence = { id, ...draft, createdAt: now };
+      const text = encode(STORED_SILENCE, silence);
+      const team =
+        !actor.admin && actor.team !== null
+          ? actor.team
+          : silenceTeamOf(silence, undefined, snap.subscriptions);
+      const { id: _id, ...fields } = silence;
+      return {
+        apply: (m) => {
+          m.hset(this.k.silences, id, text);
+          if (team !== null) m.hset(this.k.silenceTeams, id, team);
+        },
+        result: silence,
+        bump: false,
+        quota:
+          team === null
+            ? undefined
+            : {
+                team,
+                kind: 'silence',
+                key: id,
+                bytes: storedBytes(text),
+                enforce: !actor.admin,
+                label: 'this silence',
+              },
+        audit: this.entry(actor, now, {
+          action: 'create',
+          kind: 'silence',
+          name: id,
+          team: team ?? '*',
+          diff: diffOf(undefined, fields),
+        }),
+      };
+    });
+  }
+
+  /**
+   * A write of another store (a token: tokens.ts) checked against `check` in this store's
+   * transaction; `apply` queues the write and its audit entry.
+   */
+  async countedWrite(check: QuotaCheck, apply: (m: ChainableCommander) => void): Promise<void> {
+    return this.transact(() => ({
+      apply,
+      result: undefined,
+      audit: null,
+      quota: check,
+      bump: false,
+    }));
   }
 
   /**

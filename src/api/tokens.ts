@@ -18,6 +18,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Keys, RedisClient } from '../redis.js';
+import type { ChainableCommander } from 'ioredis';
+import { storedBytes, type QuotaCheck } from './quotas.js';
 import { countCorrupt, decode, encode } from '../redis/stored.js';
 import { scripts } from '../redis/scripts.js';
 import { AuditLog, type AuditEntry } from './audit.js';
@@ -38,7 +40,8 @@ export interface Actor {
 export const CONFIG_ADMIN_TOKEN_ID = 'config:adminToken';
 const TOKEN = /^swt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 /** Revoked and expired tokens stay listable this long. */
-const RETENTION_MS = 7 * 24 * 3_600_000;
+export const TOKEN_RETENTION_MS = 7 * 24 * 3_600_000;
+const RETENTION_MS = TOKEN_RETENTION_MS;
 
 export const AUTH_FAILURE_LIMIT = 10;
 export const AUTH_FAILURE_WINDOW_MS = 60_000;
@@ -259,18 +262,43 @@ export class TokenStore {
       expiresAt: request.expiresAt,
       revokedAt: null,
     };
-    const m = this.redis.multi().hset(this.key, id, encode(STORED_TOKEN, stored));
-    this.audit.append(
-      m,
-      this.entry(actor, stored, 'create', [
-        { field: 'team', to: stored.team },
-        { field: 'admin', to: stored.admin },
-        { field: 'expiresAt', to: iso(stored.expiresAt) },
-      ]),
-    );
-    await exec(m);
+    const text = encode(STORED_TOKEN, stored);
+    const entry = this.entry(actor, stored, 'create', [
+      { field: 'team', to: stored.team },
+      { field: 'admin', to: stored.admin },
+      { field: 'expiresAt', to: iso(stored.expiresAt) },
+    ]);
+    const apply = (m: ChainableCommander): void => {
+      m.hset(this.key, id, text);
+      this.audit.append(m, entry);
+    };
+    if (this.counted === undefined) {
+      const m = this.redis.multi();
+      apply(m);
+      await exec(m);
+    } else {
+      // Only admins create tokens: the team's token quota bounds them too (quotas.ts).
+      await this.counted(
+        {
+          team: stored.team,
+          kind: 'token',
+          key: id,
+          bytes: storedBytes(text),
+          enforce: true,
+          label: 'this token',
+        },
+        apply,
+      );
+    }
     return { id, team: stored.team, admin: stored.admin, expiresAt: iso(stored.expiresAt), token };
   }
+
+  /**
+   * The quota-checked write token creation goes through (`ApiStore.countedWrite`, set by
+   * TeamsApi); unset, tokens are written unchecked.
+   */
+  counted:
+    ((check: QuotaCheck, apply: (m: ChainableCommander) => void) => Promise<void>) | undefined;
 
   /** Every token (revoked and expired ones for a week), oldest first. */
   async list(): Promise<TokenView[]> {

@@ -145,9 +145,24 @@ export class SilenceClient {
     return this.parse(res, silenceViewSchema);
   }
 
+  /** Every page of the list (`next` followed as `cursor`; an older server answers in one). */
   async list(all: boolean): Promise<SilenceView[]> {
-    const res = await this.call('GET', `/admin/silences${all ? '?all=1' : ''}`);
-    return this.parse(res, z.object({ silences: z.array(silenceViewSchema) })).silences;
+    const out: SilenceView[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 100_000; page += 1) {
+      const query = new URLSearchParams({ limit: '500' });
+      if (all) query.set('all', '1');
+      if (cursor !== null) query.set('cursor', cursor);
+      const res = await this.call('GET', `/admin/silences?${query.toString()}`);
+      const body = this.parse(
+        res,
+        z.object({ silences: z.array(silenceViewSchema), next: z.string().nullish() }),
+      );
+      out.push(...body.silences);
+      if (body.next === undefined || body.next === null || body.next === '') break;
+      cursor = body.next;
+    }
+    return out;
   }
 
   async expire(id: string): Promise<SilenceView> {

@@ -79,7 +79,7 @@ export function registerTokenCommands(
       .option('--json', 'print JSON'),
   ).action(async (o: TargetFlags & { json?: boolean }) => {
     await run(o, async (client) => {
-      const { body } = await client.call<{ tokens: TokenView[] }>('GET', '/api/v1/tokens');
+      const body = { tokens: await client.listAll<TokenView>('/api/v1/tokens', 'tokens') };
       if (o.json === true) {
         io.out(`${JSON.stringify(body.tokens, null, 2)}\n`);
         return;

@@ -14,6 +14,7 @@ import {
   resolveConfigPath,
 } from './load.js';
 import type { Config } from './schema.js';
+import { DEFAULT_QUOTAS } from '../api/quota-config.js';
 
 const SECRET_B64 = Buffer.alloc(24, 7).toString('base64');
 const WEBHOOK_SECRET = `whsec_${SECRET_B64}`;
@@ -95,7 +96,7 @@ describe('parseConfig: a valid config', () => {
         slaForecast: 72 * 3_600_000,
         scoreTrend: { points: 10, window: 7 * 24 * 3_600_000 },
       },
-      server: { port: 8080, adminToken: undefined },
+      server: { port: 8080, adminToken: undefined, quotas: DEFAULT_QUOTAS },
       channels: {
         oncall: {
           type: 'slack',

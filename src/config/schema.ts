@@ -18,6 +18,7 @@ import {
   type ChannelType,
 } from '../notify/kinds.js';
 import { consoleConfigSchema } from '../console/config.js';
+import { quotasConfigSchema } from '../api/quota-config.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -355,6 +356,8 @@ const serverSchema = z
     adminToken: optionalSecretField(),
     /** The web console at `/` (sessions, trusted proxies, proxy login). */
     console: consoleConfigSchema.optional(),
+    /** Per-team limits of the Teams API's stored objects (src/api/quota-config.ts). */
+    quotas: quotasConfigSchema.prefault({}),
   })
   .prefault({});
 

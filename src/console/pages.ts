@@ -606,6 +606,8 @@ export function silencesPage(
     preview: readonly RoutePreview[] | null;
     issues: readonly string[];
     team: boolean;
+    /** The cursor of the next page of silences (null: this is the last). */
+    next?: string | null;
   },
 ): Html {
   const rows = o.silences.map((s) => {
@@ -642,6 +644,11 @@ export function silencesPage(
                 ['State', 'Matchers', 'Until', 'By', html`<span class="muted">Action</span>`],
                 rows,
               )
+        }
+        ${
+          o.next === undefined || o.next === null
+            ? ''
+            : html`<p><a href="/silences?cursor=${encodeURIComponent(o.next)}">Next page</a></p>`
         }
       </div>
       <h2>New silence</h2>

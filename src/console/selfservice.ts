@@ -5,6 +5,7 @@
  */
 import type { EventKind } from '../config/events.js';
 import type { Viewer } from './auth.js';
+import type { Silence, SilenceDraft } from '../silences/model.js';
 
 /** A refused change: `status` is the HTTP status to answer, `issues` name the fields. */
 export class ConsoleError extends Error {
@@ -60,4 +61,9 @@ export interface SelfService {
   audit(viewer: Viewer, o: { limit: number; before?: string | undefined }): Promise<AuditRow[]>;
   /** The channel types one may create (for the form). */
   channelTypes(): readonly string[];
+  /**
+   * Stores a validated silence as the API does (the team's quota checked, audited); absent, the
+   * console writes to the silence store itself.
+   */
+  createSilence?(viewer: Viewer, draft: SilenceDraft): Promise<Silence>;
 }

@@ -15,6 +15,7 @@ import { HISTORY_ITEM } from '../noise/store.js';
 import type { Transition } from '../diff/transition.js';
 import { SilenceValidationError, parseSilenceRequest, type Silence } from '../silences/model.js';
 import { ServiceSearch } from '../api/services.js';
+import { DEFAULT_PAGE_SIZE, pageParams, silencePage } from '../api/pages.js';
 import { toError } from '../errors.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import {
@@ -744,7 +745,21 @@ export class Console {
       else await this.silencesPage(ctx, values, preview, [], 200);
       return;
     }
-    const silence = await src.silences.add(request);
+    // Through the API's store when there is one: the team's silence quota is checked there.
+    const self = this.o.selfService;
+    let silence: Silence;
+    try {
+      silence =
+        self?.createSilence === undefined
+          ? await src.silences.add(request)
+          : await self.createSilence(ctx.viewer, draft);
+    } catch (err) {
+      if (!(err instanceof ConsoleError)) throw err;
+      if (ctx.json)
+        this.sendJson(ctx.res, err.status, { error: err.message, issues: [err.message] });
+      else await this.silencesPage(ctx, values, null, [err.message], err.status);
+      return;
+    }
     this.o.log.info(
       {
         event: 'silence:created',
@@ -769,9 +784,22 @@ export class Console {
     const visible = await src.subscriptionsFor(ctx.viewer);
     const own = new Set(visible.map((s) => s.name));
     const now = src.now();
-    const silences: Silence[] = (await src.silences.list({ includeExpired: true })).filter((s) =>
-      visibleSilence(s, ctx.viewer, own),
+    // One page (`?cursor=` from the page's "Next page" link), as /api/v1/silences pages.
+    let params: ReturnType<typeof pageParams>;
+    try {
+      params = pageParams(ctx.url);
+    } catch {
+      params = { limit: DEFAULT_PAGE_SIZE, after: undefined };
+    }
+    const page = silencePage(
+      (await src.silences.list({ includeExpired: true })).filter((s) =>
+        visibleSilence(s, ctx.viewer, own),
+      ),
+      params,
+      now,
     );
+    const silences: Silence[] = page.items;
+    const next = page.next;
     this.page(
       ctx,
       { silences, preview, issues },
@@ -785,6 +813,7 @@ export class Console {
           preview,
           issues,
           team: ctx.viewer.team !== null,
+          next,
         }),
       status,
     );

@@ -174,6 +174,7 @@ export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys):
         const result = await notifyTest(name, config);
         return { ok: result.ok, message: redactText(result.text, channelSecrets(config)).trim() };
       }),
+    createSilence: (viewer, draft) => mapped(async () => api.createSilence(actorOf(viewer), draft)),
     searchServices: async (query, limit) => {
       const found = await search.search(query, limit);
       return {

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { SilenceValidationError, type Silence } from './model.js';
 import { stateOf, type SilenceState } from './match.js';
 import type { SilenceStore } from './store.js';
+import { ApiError } from '../api/errors.js';
+import { pageParams, silencePage } from '../api/pages.js';
 import { BodyError, readJsonBody } from '../server/body.js';
 
 /** Largest accepted `POST /admin/silences` body. */
@@ -69,11 +71,21 @@ export async function handleSilences(
   const now = store.now;
   if (path === '/admin/silences' || path === '/admin/silences/') {
     if (method === 'GET') {
-      const query = new URL(req.url ?? '/', 'http://localhost').searchParams.get('all');
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const query = url.searchParams.get('all');
       const includeExpired = query === '1' || query === 'true';
-      const list = await store.list({ includeExpired });
+      // Paged as /api/v1/silences is (`limit`, `cursor`; the answer's `next`).
+      let params: ReturnType<typeof pageParams>;
+      try {
+        params = pageParams(url);
+      } catch (caught) {
+        if (!(caught instanceof ApiError)) throw caught;
+        send(res, 400, { error: caught.message });
+        return true;
+      }
       const at = now();
-      send(res, 200, { silences: list.map((s) => view(s, at)) });
+      const page = silencePage(await store.list({ includeExpired }), params, at);
+      send(res, 200, { silences: page.items.map((s) => view(s, at)), next: page.next });
       return true;
     }
     if (method === 'POST') {

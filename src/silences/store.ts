@@ -163,6 +163,11 @@ export class SilenceStore {
     return current;
   }
 
+  /** A silence was written to this store's hash by another writer (the Teams API's store): re-read. */
+  changed(): void {
+    this.invalidate();
+  }
+
   private invalidate(): void {
     this.generation += 1;
     this.cache = null;
