@@ -302,8 +302,10 @@ function buildProgram(): Command {
     .action(async (o: { channel: string; config?: string }) => {
       const { config, channel } = await readChannel(o.config, o.channel);
       const result = await notifyTest(o.channel, channel);
+      // Run by the operator on their config: the receiver's own words (`detail`) are shown too.
+      const detail = result.detail === null ? '' : `  detail: ${result.detail}\n`;
       (result.ok ? process.stdout : process.stderr).write(
-        redactText(result.text, secretValues(config)),
+        redactText(`${result.text}${detail}`, secretValues(config)),
       );
       process.exit(result.ok ? 0 : EXIT_FAILURE);
     });

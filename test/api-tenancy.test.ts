@@ -367,9 +367,13 @@ describe('secrets', () => {
     const preview = await teamA('GET', '/api/v1/channels/a-hook/preview?event=incident.opened');
     expect(preview.status).toBe(200);
     expect(preview.body.preview).toContain('"type": "incident.opened"');
-    // A team may preview, but not test, a config-file channel.
+    // A team may neither preview nor test a config-file channel (its preview shows the
+    // operator's headers and endpoints); an admin may.
     expect(
       (await teamA('GET', '/api/v1/channels/shared/preview?event=incident.resolved')).status,
+    ).toBe(403);
+    expect(
+      (await admin('GET', '/api/v1/channels/shared/preview?event=incident.resolved')).status,
     ).toBe(200);
     expect((await teamA('POST', '/api/v1/channels/shared/test')).status).toBe(403);
   });

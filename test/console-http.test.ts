@@ -352,8 +352,16 @@ describe('web console over HTTP', () => {
     const b = await json<{ subscriptions: { name: string }[] }>('/subscriptions', w.tokens.search);
     expect(b.body.subscriptions.map((s) => s.name)).toContain('search-extra');
 
-    const preview = await fetch(`${w.base}/channels?preview=hook&event=incident.opened`, {
+    // Config-file channels are previewed by admins only (the preview shows the operator's
+    // headers and endpoints), and secrets are hidden from them too.
+    const refused = await fetch(`${w.base}/channels?preview=hook&event=incident.opened`, {
       headers: bearer(w.tokens.payments),
+    });
+    const refusedText = await refused.text();
+    expect(refusedText).not.toContain('Preview of hook for incident.opened');
+    expect(refusedText).not.toContain('console-WEBHOOKSECRET');
+    const preview = await fetch(`${w.base}/channels?preview=hook&event=incident.opened`, {
+      headers: bearer(w.tokens.admin),
     });
     const text = await preview.text();
     expect(preview.status).toBe(200);

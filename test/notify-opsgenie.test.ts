@@ -132,13 +132,14 @@ describe('opsgenie notifier against a local Alert API', () => {
     const notifier = notifierFor(receiver.url);
     const error = await failure(notifier.send(event(opened())));
     expect(error).toMatchObject({ retryable: false, reason: 'auth', httpStatus: 401 });
-    expect(error.message).toMatch(
-      /^opsgenie: create alert: receiver answered HTTP 401 \(not authorized\): Key format is not valid! \[requestId [\w-]+\]$/,
+    expect(error.message).toBe(
+      'opsgenie: create alert: receiver answered HTTP 401 (not authorized): Key format is not valid!',
     );
+    expect(error.detail).toMatch(/^Key format is not valid! \[requestId [\w-]+\]$/);
     expect(receiver.alerts.size).toBe(0);
   });
 
-  it('422 and 400 are permanent client failures, with Opsgenie’s explanation', async () => {
+  it('422 and 400 are permanent client failures: Opsgenie’s documented message for a team, its explanation for the operator', async () => {
     const { receiver, notifier } = await setup();
     receiver.failNext(
       422,
@@ -154,7 +155,10 @@ describe('opsgenie notifier against a local Alert API', () => {
     const rejected = await failure(notifier.send(event(opened())));
     expect(rejected).toMatchObject({ retryable: false, reason: 'client', httpStatus: 422 });
     expect(rejected.message).toBe(
-      "opsgenie: create alert: receiver answered HTTP 422 (rejected): Request body is not processable. Please check the errors. (responders#type: Invalid recipient type 'bb') [requestId req-422]",
+      'opsgenie: create alert: receiver answered HTTP 422 (rejected): Request body is not processable. Please check the errors.',
+    );
+    expect(rejected.detail).toBe(
+      "Request body is not processable. Please check the errors. (responders#type: Invalid recipient type 'bb') [requestId req-422]",
     );
     receiver.failNext(400);
     const invalid = await failure(notifier.send(event(opened())));
@@ -203,7 +207,9 @@ describe('opsgenie notifier against a local Alert API', () => {
     const notifier = notifierFor(new URL(await refusedUrl()).origin);
     const error = await failure(notifier.send(event(opened())));
     expect(error).toMatchObject({ retryable: true, reason: 'network', httpStatus: null });
-    expect(error.message).toContain('ECONNREFUSED');
+    expect(error.message).toContain('could not reach the receiver');
+    expect(error.message).not.toContain('refused');
+    expect(error.detail).toContain('ECONNREFUSED');
   });
 
   it('an API that never answers times out after timeoutMs, retryable', async () => {
@@ -234,7 +240,9 @@ describe('opsgenie notifier against a local Alert API', () => {
       JSON.stringify({ message: `Invalid key GenieKey ${API_KEY}`, took: 0, requestId: 'r1' }),
     );
     const error = await failure(notifier.send(event(opened())));
-    expect(error.message).toContain('Invalid key [REDACTED]');
+    expect(error.message).toBe('opsgenie: create alert: receiver answered HTTP 400 (rejected)');
+    expect(error.detail).toContain('Invalid key [REDACTED]');
+    expect(await exposedText(error)).not.toContain(API_KEY);
   });
 
   it('404 on close or note means the alert is gone: success; 404 on create fails', async () => {

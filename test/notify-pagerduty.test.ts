@@ -131,7 +131,7 @@ describe('pagerduty notifier against a local Events API v2', () => {
     expect(pd.requests).toEqual([]);
   });
 
-  it('a 400 is permanent (client), with PagerDuty’s list of errors in the message', async () => {
+  it('a 400 is permanent (client): PagerDuty’s documented message for a team, its list of errors for the operator', async () => {
     const pd = await receiver();
     pd.failNext(
       400,
@@ -146,8 +146,17 @@ describe('pagerduty notifier against a local Events API v2', () => {
     const error = await failure(notifier(pd.url).send(notification([opened])));
     expect(error).toMatchObject({ retryable: false, reason: 'client', httpStatus: 400 });
     expect(error.message).toBe(
-      "pagerduty: receiver answered HTTP 400 (rejected): Event object is invalid: 'payload.summary' is missing or blank",
+      'pagerduty: receiver answered HTTP 400 (rejected): Event object is invalid',
     );
+    expect(error.detail).toBe("Event object is invalid: 'payload.summary' is missing or blank");
+  });
+
+  it('a 400 whose message PagerDuty does not document reads without it', async () => {
+    const pd = await receiver();
+    pd.failNext(400, 1, {}, JSON.stringify({ message: 'CANARY-pd banner', errors: ['CANARY-pd'] }));
+    const error = await failure(notifier(pd.url).send(notification([opened])));
+    expect(error.message).toBe('pagerduty: receiver answered HTTP 400 (rejected)');
+    expect(error.detail).toBe('CANARY-pd banner: CANARY-pd');
   });
 
   it('a 429 with Retry-After: 7 is retryable after 7 s; the retry is accepted', async () => {
@@ -228,7 +237,9 @@ describe('pagerduty notifier against a local Events API v2', () => {
       notifier(await refusedUrl('/v2/enqueue')).send(notification([opened])),
     );
     expect(error).toMatchObject({ retryable: true, reason: 'network', httpStatus: null });
-    expect(error.message).toContain('ECONNREFUSED');
+    expect(error.message).toContain('could not reach the receiver');
+    expect(error.message).not.toContain('refused');
+    expect(error.detail).toContain('ECONNREFUSED');
   });
 
   it('never lets the routing key into an error, even when the receiver echoes it', async () => {
@@ -244,7 +255,8 @@ describe('pagerduty notifier against a local Events API v2', () => {
       }),
     );
     const rejected = await failure(notifier(pd.url).send(notification([opened])));
-    expect(rejected.message).toContain('[REDACTED]');
+    expect(rejected.message).not.toContain('routing_key');
+    expect(rejected.detail).toContain('[REDACTED]');
     const refused = await failure(
       notifier(await refusedUrl('/v2/enqueue')).send(notification([opened])),
     );

@@ -179,7 +179,7 @@ describe('Teams notifier against a local Workflows receiver', () => {
     expect(receiver.cards).toHaveLength(1);
   });
 
-  it('a 400 is permanent and names the error code from the body', async () => {
+  it('a 400 is permanent; an undocumented error code from the body is the operator’s only', async () => {
     const { receiver, notifier } = await setup();
     receiver.failNext(400);
     const error = await failure(notifier.send(notification([transition()])));
@@ -189,7 +189,10 @@ describe('Teams notifier against a local Workflows receiver', () => {
       httpStatus: 400,
       code: 'delivery_permanent',
     });
-    expect(error.message).toContain('[ScriptedFailure]');
+    expect(error.message).toBe(
+      'Teams: receiver answered HTTP 400 (rejected): the card was refused',
+    );
+    expect(error.detail).toBe('error code ScriptedFailure');
     expect(receiver.cards).toHaveLength(0);
   });
 
@@ -229,7 +232,9 @@ describe('Teams notifier against a local Workflows receiver', () => {
     cleanups.push(() => notifier.close());
     const error = await failure(notifier.send(notification([transition()])));
     expect(error).toMatchObject({ retryable: true, reason: 'network', httpStatus: null });
-    expect(error.message).toContain('ECONNREFUSED');
+    expect(error.message).toContain('could not reach the receiver');
+    expect(error.message).not.toContain('refused');
+    expect(error.detail).toContain('ECONNREFUSED');
     await expectNoSecrets(error, url);
   });
 

@@ -209,7 +209,15 @@ export class ApiHttp {
         const result = await (this.o.notifyTest ?? notifyTest)(name, config);
         const message = redactText(result.text, channelSecrets(config)).trim();
         this.o.log.info(
-          { event: 'api:channel_tested', channel: name, ok: result.ok, tokenId: actor.tokenId },
+          {
+            event: 'api:channel_tested',
+            channel: name,
+            ok: result.ok,
+            tokenId: actor.tokenId,
+            ...(result.detail === null
+              ? {}
+              : { detail: redactText(result.detail, channelSecrets(config)) }),
+          },
           `channel ${name} tested through the API`,
         );
         return { status: 200, body: { ok: result.ok, message } };
@@ -228,7 +236,16 @@ export class ApiHttp {
             },
           ]);
         }
-        const { config } = await store.resolveChannel(actor, name);
+        const { config, source } = await store.resolveChannel(actor, name);
+        if (source === 'config' && !actor.admin) {
+          // A config-file channel's preview shows its headers, addresses, endpoints: the operator's.
+          throw new ApiError(
+            403,
+            'forbidden',
+            "a team token can preview its own team's channels only; config-file channels are previewed by an admin",
+            'name',
+          );
+        }
         const preview = redactText(
           renderForChannel(event, name, config, this.now()),
           channelSecrets(config),

@@ -6,7 +6,16 @@ import { sampleNotification } from './render.js';
 
 export interface NotifyTestResult {
   ok: boolean;
+  /**
+   * The outcome as a team may read it (the API's and the console's test): the outcome class,
+   * retryable or permanent, the HTTP status and the team-safe message — never the receiver's words.
+   */
   text: string;
+  /**
+   * Operator-only: what the receiver or the network said (`DeliveryError.detail`), for the local
+   * `statuswatch notify-test`; null when sent or when there is nothing more. Never shown to a team.
+   */
+  detail: string | null;
 }
 
 /** Sends one test notification through a channel and reports the outcome (no retries). */
@@ -25,6 +34,7 @@ export async function notifyTest(
     return {
       ok: true,
       text: `sent a test notification to ${name} (${config.type}) in ${ms} ms; delivery id ${notification.id}\n`,
+      detail: null,
     };
   } catch (raw) {
     const err = raw instanceof DeliveryError ? raw : classifyError(raw);
@@ -34,6 +44,7 @@ export async function notifyTest(
       text:
         `failed to send to ${name} (${config.type}): ${err.reason}${status}, ` +
         `${err.retryable ? 'retryable: the daemon would retry' : 'permanent: the daemon would dead-letter it'}\n  ${err.message}\n`,
+      detail: err.detail,
     };
   } finally {
     await notifier.close();

@@ -157,7 +157,12 @@ export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys):
       }),
     previewChannel: (viewer, name, event) =>
       mapped(async () => {
-        const { config } = await api.store.resolveChannel(actorOf(viewer), name);
+        const { config, source } = await api.store.resolveChannel(actorOf(viewer), name);
+        if (source === 'config' && viewer.team !== null)
+          throw new ConsoleError(
+            403,
+            "a team can preview its own team's channels only; config-file channels are previewed by an admin",
+          );
         return redactText(
           renderForChannel(event, name, config, Date.now()),
           channelSecrets(config),

@@ -65,6 +65,7 @@ export interface DeliveryOutcome {
   attempt: number;
   /** ms from the delivery's creation to this outcome. */
   latencyMs: number;
+  /** `DeliveryError.message`: team-safe (never the receiver's words; those are only logged). */
   error: string | null;
 }
 
@@ -234,9 +235,16 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       channelType,
       outcome,
       attempt,
+      // `detail` (what the receiver or the network said) is the operator's: only this log line
+      // has it; what a team reads (the outcome's `error`, a dead letter's reason) is the message.
       ...(error === null
         ? {}
-        : { reason: error.reason, httpStatus: error.httpStatus, err: error.message }),
+        : {
+            reason: error.reason,
+            httpStatus: error.httpStatus,
+            err: error.message,
+            ...(error.detail === null ? {} : { detail: error.detail }),
+          }),
     };
     if (outcome === 'dropped')
       this.options.log.info(fields, `reminder ${n.id} not sent: its lifecycle closed meanwhile`);
@@ -325,7 +333,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
       return null;
     } catch (raw) {
       const err = raw instanceof DeliveryError ? raw : classifyError(raw);
-      if (err.reason === 'timeout') load.slow = true;
+      // A connect timeout reads as a network failure (classify.ts): the time it took says slow.
+      if (err.reason === 'timeout' || Date.now() - started >= this.stallMs) load.slow = true;
       // A paced destination that said Retry-After: its other deliveries wait too.
       if (channel.pacing !== null && err.retryAfterMs !== null) {
         await this.pacer.hold(channel.pacing, err.retryAfterMs).catch((e: unknown) => {

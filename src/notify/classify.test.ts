@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError, classifyHttpStatus, parseRetryAfter } from './classify.js';
+import {
+  classifyError,
+  classifyHttpStatus,
+  NETWORK_FAILURE,
+  parseRetryAfter,
+  TIMEOUT_FAILURE,
+} from './classify.js';
 import { DeliveryError, type FailureReason } from './types.js';
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -93,7 +99,8 @@ describe('classifyError', () => {
     ['EAI_AGAIN', errnoError('EAI_AGAIN'), true, 'network'],
     ['EHOSTUNREACH', errnoError('EHOSTUNREACH'), true, 'network'],
     ['UND_ERR_SOCKET', errnoError('UND_ERR_SOCKET'), true, 'network'],
-    ['UND_ERR_CONNECT_TIMEOUT', errnoError('UND_ERR_CONNECT_TIMEOUT'), true, 'timeout'],
+    // A connect timeout reads as any network failure (a filtered port as a closed one).
+    ['UND_ERR_CONNECT_TIMEOUT', errnoError('UND_ERR_CONNECT_TIMEOUT'), true, 'network'],
     ['UND_ERR_HEADERS_TIMEOUT', errnoError('UND_ERR_HEADERS_TIMEOUT'), true, 'timeout'],
     ['UND_ERR_BODY_TIMEOUT', errnoError('UND_ERR_BODY_TIMEOUT'), true, 'timeout'],
     ['ETIMEDOUT (nodemailer)', errnoError('ETIMEDOUT'), true, 'timeout'],
@@ -160,9 +167,9 @@ describe('classifyError', () => {
     expect(verdict.cause).toBe(error);
   });
 
-  it("prefers nodemailer's originalCode in the message", () => {
+  it("prefers nodemailer's originalCode in the detail", () => {
     const error = Object.assign(errnoError('ESOCKET'), { originalCode: 'ECONNREFUSED' });
-    expect(classifyError(error).message).toBe('connection refused (ECONNREFUSED)');
+    expect(classifyError(error).detail).toBe('connection refused (ECONNREFUSED)');
   });
 
   it('passes a DeliveryError through unchanged', () => {
@@ -170,16 +177,77 @@ describe('classifyError', () => {
     expect(classifyError(original)).toBe(original);
   });
 
-  it('names the code and the SMTP reply but not the library message', () => {
+  it('keeps the code and the SMTP reply in the detail, never the library message', () => {
     const refused = classifyError(
       errnoError('ECONNREFUSED', 'connect ECONNREFUSED https://secret.example/path'),
     );
-    expect(refused.message).toBe('connection refused (ECONNREFUSED)');
+    expect(refused.message).toBe(NETWORK_FAILURE);
+    expect(refused.detail).toBe('connection refused (ECONNREFUSED)');
     const smtp = classifyError(
       smtpReply('EENVELOPE', 550, '550 5.1.1 <a@b>: Mailbox\r\nunavailable'),
     );
-    expect(smtp.message).toBe(
-      'SMTP rejected the message (550: 550 5.1.1 <a@b>: Mailbox unavailable)',
+    expect(smtp.message).toBe('SMTP rejected the message (SMTP 550)');
+    expect(smtp.detail).toBe('550: 550 5.1.1 <a@b>: Mailbox unavailable');
+  });
+
+  it('says one thing to a team for every network failure, whatever its cause', () => {
+    const causes = [
+      errnoError('ECONNREFUSED'),
+      errnoError('ECONNRESET'),
+      errnoError('ENOTFOUND'),
+      errnoError('EAI_AGAIN'),
+      errnoError('EHOSTUNREACH'),
+      errnoError('UND_ERR_SOCKET'),
+      errnoError('UND_ERR_CONNECT_TIMEOUT'),
+      errnoError('ETLS'),
+      errnoError('ESOCKET'),
+      errnoError('HPE_INVALID_CONSTANT'),
+      new TypeError('fetch failed', { cause: errnoError('ECONNREFUSED') }),
+      new Error('boom'),
+    ];
+    const seen = causes.map((e) => {
+      const v = classifyError(e);
+      return { message: v.message, reason: v.reason, retryable: v.retryable, http: v.httpStatus };
+    });
+    expect(new Set(seen.map((s) => JSON.stringify(s))).size).toBe(1);
+    expect(seen[0]).toEqual({
+      message: NETWORK_FAILURE,
+      reason: 'network',
+      retryable: true,
+      http: null,
+    });
+    // The operator still tells them apart.
+    expect(classifyError(errnoError('ECONNREFUSED')).detail).toContain('ECONNREFUSED');
+    expect(classifyError(errnoError('UND_ERR_SOCKET')).detail).toContain('UND_ERR_SOCKET');
+  });
+
+  it("never puts an SMTP server's words in the message", () => {
+    const canary = 'CANARY-7f3a greeting text';
+    for (const [code, reply] of [
+      ['EPROTOCOL', 421],
+      ['EENVELOPE', 550],
+      ['EAUTH', 535],
+      ['EAUTH', 454],
+      ['EMESSAGE', 451],
+    ] as const) {
+      const verdict = classifyError(smtpReply(code, reply, `${reply} ${canary}`));
+      expect(verdict.message).not.toContain('CANARY');
+      expect(verdict.detail).toContain(canary);
+    }
+  });
+
+  it('reads a greeting that is not SMTP as an unreachable receiver', () => {
+    const verdict = classifyError(
+      smtpReply('EPROTOCOL', Number('HTT'), 'HTTP/1.1 400 Bad Request CANARY'),
     );
+    expect(verdict).toMatchObject({ message: NETWORK_FAILURE, reason: 'network' });
+  });
+
+  it('tells a timeout of a receiver that took the request by its own words', () => {
+    expect(classifyError(errnoError('UND_ERR_HEADERS_TIMEOUT'))).toMatchObject({
+      message: TIMEOUT_FAILURE,
+      reason: 'timeout',
+      detail: 'response headers timeout (UND_ERR_HEADERS_TIMEOUT)',
+    });
   });
 });

@@ -1,10 +1,18 @@
 /**
  * The one failure classifier (2xx ok; 408, 429, 5xx and network codes retryable; other 4xx
  * permanent): an HTTP status, a network error or an SMTP reply becomes a `DeliveryError` that
- * says retry or dead-letter, and why. Messages are built from codes and numbers only, never from
- * the library's message (which may carry a URL).
+ * says retry or dead-letter, and why. Its message is team-safe (types.ts): built from fixed words
+ * and numbers only, and one wording for every network failure, so that a team cannot tell a
+ * closed port from an open one, or read a receiver's greeting, through a channel test. The codes
+ * and the receiver's words go to `detail` (the operator's log), never the library's message
+ * (which may carry a URL).
  */
 import { DeliveryError, type FailureReason } from './types.js';
+
+/** What a team reads of any network failure: refused, reset, DNS, TLS, connect timeout alike. */
+export const NETWORK_FAILURE = 'could not reach the receiver';
+/** What a team reads when the receiver took the request and did not answer in time. */
+export const TIMEOUT_FAILURE = 'the receiver did not answer in time';
 
 /**
  * Parses a `Retry-After` value: delay-seconds (`7`) or an HTTP-date. Returns milliseconds from
@@ -88,12 +96,14 @@ const NETWORK_CODES: Record<string, string> = {
   EPROXY: 'proxy connection failed',
   EABORT: 'sending aborted',
   EMAXLIMIT: 'SMTP pool limit reached',
+  // A connect that timed out reads as one refused: a team must not tell a filtered port from a
+  // closed one.
+  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
 };
 
 const TIMEOUT_CODES: Record<string, string> = {
   ETIMEDOUT: 'timed out',
   ESOCKETTIMEDOUT: 'socket timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
   UND_ERR_HEADERS_TIMEOUT: 'response headers timeout',
   UND_ERR_BODY_TIMEOUT: 'response body timeout',
 };
@@ -136,7 +146,15 @@ function collectFacts(error: unknown): Facts {
     const name = field(value, 'name');
     if (typeof name === 'string') facts.names.push(name);
     const responseCode = field(value, 'responseCode');
-    if (facts.responseCode === null && typeof responseCode === 'number') {
+    // Only a real reply code (a greeting that is not SMTP has none): a non-SMTP server must read
+    // as any unreachable one.
+    if (
+      facts.responseCode === null &&
+      typeof responseCode === 'number' &&
+      Number.isInteger(responseCode) &&
+      responseCode >= 200 &&
+      responseCode <= 599
+    ) {
       facts.responseCode = responseCode;
       const response = field(value, 'response');
       if (typeof response === 'string') facts.response = response;
@@ -150,7 +168,10 @@ function collectFacts(error: unknown): Facts {
   return facts;
 }
 
-/** Printable, single-line, bounded text of an SMTP reply (it comes from the server). */
+/**
+ * Printable, single-line, bounded text of an SMTP reply (it comes from the server): for the
+ * operator's `detail` only.
+ */
 function smtpReplyText(response: string | null): string {
   if (response === null) return '';
   // eslint-disable-next-line no-control-regex
@@ -172,54 +193,95 @@ function smtpVerdict(code: number): Verdict {
   return { retryable: true, reason: 'server', what: 'unexpected SMTP reply' };
 }
 
-function verdictOf(facts: Facts): Verdict & { detail: string } {
+/** A verdict: the team-safe `message` and the operator's `detail`. */
+interface Classified extends Verdict {
+  message: string;
+  detail: string;
+}
+
+function verdictOf(facts: Facts): Classified {
   // Authentication first: nodemailer's EAUTH carries the 535 reply too. A 4xx reply to AUTH
   // (454 4.7.0 "temporary authentication failure", RFC 4954 §6; 421) is transient: the reply
   // code below decides it, and the mail is retried.
   const transient =
     facts.responseCode !== null && facts.responseCode >= 400 && facts.responseCode <= 499;
+  const reply =
+    facts.responseCode === null ? '' : ` (${facts.responseCode}${smtpReplyText(facts.response)})`;
   for (const code of facts.codes) {
     const permanent = PERMANENT_CODES[code];
-    if (permanent?.reason === 'auth' && !transient) return { ...permanent, detail: code };
+    if (permanent?.reason === 'auth' && !transient)
+      return { ...permanent, message: permanent.what, detail: `${code}${reply}` };
   }
   if (facts.responseCode !== null) {
     const verdict = smtpVerdict(facts.responseCode);
-    return { ...verdict, detail: `${facts.responseCode}${smtpReplyText(facts.response)}` };
+    return {
+      ...verdict,
+      message: `${verdict.what} (SMTP ${facts.responseCode})`,
+      detail: `${facts.responseCode}${smtpReplyText(facts.response)}`,
+    };
   }
   for (const code of facts.codes) {
     const timeout = TIMEOUT_CODES[code];
     if (timeout !== undefined)
-      return { retryable: true, reason: 'timeout', what: timeout, detail: code };
+      return {
+        retryable: true,
+        reason: 'timeout',
+        what: timeout,
+        message: TIMEOUT_FAILURE,
+        detail: `${timeout} (${code})`,
+      };
   }
   if (facts.names.includes('TimeoutError')) {
-    return { retryable: true, reason: 'timeout', what: 'timed out', detail: 'TimeoutError' };
+    return {
+      retryable: true,
+      reason: 'timeout',
+      what: 'timed out',
+      message: TIMEOUT_FAILURE,
+      detail: 'timed out (TimeoutError)',
+    };
   }
   for (const code of facts.codes) {
     const permanent = PERMANENT_CODES[code];
-    if (permanent !== undefined) return { ...permanent, detail: code };
+    if (permanent !== undefined) return { ...permanent, message: permanent.what, detail: code };
     const network = NETWORK_CODES[code];
     if (network !== undefined)
-      return { retryable: true, reason: 'network', what: network, detail: code };
+      return {
+        retryable: true,
+        reason: 'network',
+        what: network,
+        message: NETWORK_FAILURE,
+        detail: `${network} (${code})`,
+      };
   }
   // Unknown: at-least-once delivery prefers a retry (bounded by the queue's attempts) to a drop.
-  const detail = facts.codes[0] ?? facts.names[0] ?? 'unknown error';
-  return { retryable: true, reason: 'network', what: 'delivery failed', detail };
+  // It reads as any network failure (an open port answering garbage must not read otherwise).
+  const code = facts.codes[0] ?? facts.names[0] ?? 'unknown error';
+  return {
+    retryable: true,
+    reason: 'network',
+    what: 'delivery failed',
+    message: NETWORK_FAILURE,
+    detail: `delivery failed (${code})`,
+  };
 }
 
 /**
  * The verdict on a thrown error: network codes (ECONNREFUSED, ECONNRESET, ENOTFOUND, EAI_AGAIN,
- * UND_ERR_SOCKET…) retryable `network`; timeouts (ETIMEDOUT, UND_ERR_*_TIMEOUT, an aborted
- * `AbortSignal.timeout`) retryable `timeout`; SMTP replies 4xx retryable, 5xx permanent;
- * EAUTH (unless its reply is 4xx) and 530/535 permanent `auth`. A DeliveryError passes through unchanged. The original error is kept
- * as `cause` (notifiers scrub it of secrets before throwing).
+ * UND_ERR_SOCKET, UND_ERR_CONNECT_TIMEOUT…) and unknown errors retryable `network`, all with
+ * the one message `NETWORK_FAILURE`; timeouts of a receiver that took the request
+ * (UND_ERR_HEADERS_TIMEOUT, an aborted `AbortSignal.timeout`) retryable `timeout`; SMTP replies
+ * 4xx retryable, 5xx permanent; EAUTH (unless its reply is 4xx) and 530/535 permanent `auth`.
+ * The code and any SMTP reply text go to `detail`. A DeliveryError passes through unchanged.
+ * The original error is kept as `cause` (notifiers scrub it of secrets before throwing).
  */
 export function classifyError(error: unknown): DeliveryError {
   if (error instanceof DeliveryError) return error;
   const verdict = verdictOf(collectFacts(error));
   return new DeliveryError({
-    message: `${verdict.what} (${verdict.detail})`,
+    message: verdict.message,
     retryable: verdict.retryable,
     reason: verdict.reason,
+    detail: verdict.detail,
     cause: error,
   });
 }

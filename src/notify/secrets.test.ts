@@ -67,3 +67,24 @@ describe('scrubDeliveryError', () => {
     );
   });
 });
+
+describe('scrubDeliveryError and the operator-only detail', () => {
+  it('removes secrets from the detail and keeps the rest of it', () => {
+    const error = new DeliveryError({
+      message: 'webhook: receiver answered HTTP 400 (rejected)',
+      retryable: false,
+      reason: 'client',
+      httpStatus: 400,
+      detail: `receiver said: bad token in ${URL_SECRET}`,
+    });
+    const scrubbed = scrubDeliveryError(error, urlSecrets(URL_SECRET));
+    expect(scrubbed.detail).toBe('receiver said: bad token in [REDACTED]');
+    expect(scrubbed.message).toBe(error.message);
+    expect(scrubbed.httpStatus).toBe(400);
+  });
+
+  it('keeps a null detail null', () => {
+    const error = new DeliveryError({ message: 'x', retryable: true, reason: 'network' });
+    expect(scrubDeliveryError(error, ['s3cret']).detail).toBeNull();
+  });
+});

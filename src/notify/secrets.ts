@@ -1,7 +1,7 @@
 /**
  * Secrets never leave (README.md, "What it does"): every DeliveryError a notifier throws goes
- * through `scrubDeliveryError`, which removes the channel's secrets from its message, stack and
- * the whole `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request
+ * through `scrubDeliveryError`, which removes the channel's secrets from its message, its
+ * operator-only `detail`, stack and the whole `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request
  * object does not travel on into logs).
  */
 import { isSensitiveHeader, redactText } from '../config/secret-text.js';
@@ -77,7 +77,7 @@ function scrubbedCopy(value: unknown, secrets: readonly string[], depth: number)
   return copy;
 }
 
-/** A copy of `error` with every secret removed from its message, stack and cause chain. */
+/** A copy of `error` with every secret removed from its message, detail, stack and cause chain. */
 export function scrubDeliveryError(
   error: DeliveryError,
   secrets: readonly string[],
@@ -89,6 +89,7 @@ export function scrubDeliveryError(
     reason: error.reason,
     httpStatus: error.httpStatus,
     retryAfterMs: error.retryAfterMs,
+    detail: error.detail === null ? null : redactText(error.detail, ordered),
     cause: error.cause === undefined ? undefined : scrubbedCopy(error.cause, ordered, 0),
   });
   scrubbed.stack = redactText(scrubbed.stack ?? '', ordered);

@@ -42,13 +42,24 @@ export type FailureReason =
 /**
  * The one error a notifier throws. `retryable` decides retry vs dead letter; `reason` becomes a
  * log field and a metric label; `retryAfterMs` carries a receiver's Retry-After.
- * The message never contains the channel's secrets (webhook URLs, SMTP passwords).
+ *
+ * Two texts, for two readers:
+ * - `message` is what a team may see (API test results, dead letters, delivery lists, the
+ *   console): it is built from statuswatch's own words, numbers (HTTP status, SMTP reply code)
+ *   and at most one vendor error code from the fixed lists of `vendor-codes.ts` — never text the
+ *   receiver chose, and every network failure reads alike whatever its cause (`NETWORK_FAILURE`).
+ * - `detail` is for the operator only (the daemon's log, the local `notify-test`): the receiver's
+ *   own words, the network error code, the SMTP reply. Null when there is nothing more to say.
+ *
+ * Neither contains the channel's secrets (webhook URLs, SMTP passwords): notifiers scrub both.
  */
 export class DeliveryError extends StatuswatchError {
   readonly retryable: boolean;
   readonly reason: FailureReason;
   readonly httpStatus: number | null;
   readonly retryAfterMs: number | null;
+  /** Operator-only: what the receiver or the network said (see the class comment). */
+  readonly detail: string | null;
 
   constructor(init: {
     message: string;
@@ -56,6 +67,7 @@ export class DeliveryError extends StatuswatchError {
     reason: FailureReason;
     httpStatus?: number | null;
     retryAfterMs?: number | null;
+    detail?: string | null;
     cause?: unknown;
   }) {
     super(init.retryable ? 'delivery_retryable' : 'delivery_permanent', init.message, {
@@ -65,6 +77,33 @@ export class DeliveryError extends StatuswatchError {
     this.reason = init.reason;
     this.httpStatus = init.httpStatus ?? null;
     this.retryAfterMs = init.retryAfterMs ?? null;
+    this.detail = init.detail === undefined || init.detail === '' ? null : init.detail;
+  }
+
+  /** The same verdict with another operator-only detail. */
+  withDetail(detail: string | null): DeliveryError {
+    return new DeliveryError({
+      message: this.message,
+      retryable: this.retryable,
+      reason: this.reason,
+      httpStatus: this.httpStatus,
+      retryAfterMs: this.retryAfterMs,
+      detail,
+      cause: this.cause,
+    });
+  }
+
+  /** The same verdict (detail and cause too) under another team-safe message. */
+  withMessage(message: string): DeliveryError {
+    return new DeliveryError({
+      message,
+      retryable: this.retryable,
+      reason: this.reason,
+      httpStatus: this.httpStatus,
+      retryAfterMs: this.retryAfterMs,
+      detail: this.detail,
+      cause: this.cause,
+    });
   }
 }
 

@@ -123,15 +123,7 @@ export function createEmailNotifier(
       info = await transporter.sendMail(message);
     } catch (caught) {
       const verdict = classifyError(toError(caught));
-      throw scrubDeliveryError(
-        new DeliveryError({
-          message: `e-mail: ${verdict.message}`,
-          retryable: verdict.retryable,
-          reason: verdict.reason,
-          cause: verdict.cause,
-        }),
-        secrets,
-      );
+      throw scrubDeliveryError(verdict.withMessage(`e-mail: ${verdict.message}`), secrets);
     }
     // Some recipients refused and others accepted (nodemailer throws when every recipient is
     // refused). A permanent refusal (5xx) is final; the ones the server deferred (4xx, such as

@@ -29,6 +29,7 @@ import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { opsgenieCode } from '../vendor-codes.js';
 import {
   DEFAULT_OPSGENIE_URL,
   opsgenieChannelConfigSchema,
@@ -46,7 +47,7 @@ export const DEFAULT_OPSGENIE_TIMEOUT_MS = 10_000;
  */
 export const OPSGENIE_PACING_MS = 1000;
 
-/** How much of an answer is read (the vendor's error message); the rest is drained. */
+/** How much of an answer is read (the vendor's error message, for the operator); the rest is drained. */
 const ANSWER_READ_MAX = 16 * 1024;
 /** Longest vendor explanation kept in an error message. */
 const VENDOR_DETAIL_MAX = 300;
@@ -81,17 +82,12 @@ export function opsgenieHeaders(apiKey: string): Record<string, string> {
 
 /**
  * Opsgenie's explanation of a refusal — `message`, the `errors` map and the `requestId` support
- * asks for — on one bounded line, or '' when the answer is not Opsgenie's JSON.
+ * asks for — on one bounded line, or '' when the answer is not Opsgenie's JSON. For the
+ * operator's log only (`DeliveryError.detail`): a team reads `vendorCode` at most.
  */
 export function vendorDetail(text: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return '';
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return '';
-  const answer = parsed as Record<string, unknown>;
+  const answer = parseAnswer(text);
+  if (answer === null) return '';
   const parts: string[] = [];
   if (typeof answer.message === 'string' && answer.message.trim() !== '') {
     parts.push(answer.message);
@@ -106,8 +102,23 @@ export function vendorDetail(text: string): string {
   if (typeof answer.requestId === 'string' && /^[\w-]{1,100}$/.test(answer.requestId)) {
     parts.push(`[requestId ${answer.requestId}]`);
   }
-  const line = headerSafe(parts.join(' '));
-  return line === '' ? '' : `: ${truncate(line, VENDOR_DETAIL_MAX)}`;
+  return truncate(headerSafe(parts.join(' ')), VENDOR_DETAIL_MAX);
+}
+
+/** Opsgenie's documented `message` of a refusal (vendor-codes.ts), or null: what a team reads. */
+export function vendorCode(text: string): string | null {
+  return opsgenieCode(parseAnswer(text)?.message);
+}
+
+function parseAnswer(text: string): Record<string, unknown> | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+  return parsed as Record<string, unknown>;
 }
 
 /** Opsgenie's `X-RateLimit-Period-In-Sec` (the window that was exceeded) in ms, or null. */
@@ -152,12 +163,14 @@ export function createOpsgenieNotifier(
       const retryAfterMs =
         failure.retryAfterMs ??
         (status === 429 ? rateLimitPeriodMs(answerHeaders['x-ratelimit-period-in-sec']) : null);
+      const code = vendorCode(answer);
       return new DeliveryError({
-        message: `${failure.message}${vendorDetail(answer)}`,
+        message: code === null ? failure.message : `${failure.message}: ${code}`,
         retryable: failure.retryable,
         reason: failure.reason,
         httpStatus: status,
         retryAfterMs,
+        detail: vendorDetail(answer),
       });
     } catch (caught) {
       return classifyError(toError(caught));
@@ -179,14 +192,7 @@ export function createOpsgenieNotifier(
           ? ACTION_LABELS[request.action]
           : `${ACTION_LABELS[request.action]} (${index + 1} of ${requests.length})`;
       throw scrubDeliveryError(
-        new DeliveryError({
-          message: `opsgenie: ${step}: ${failure.message}`,
-          retryable: failure.retryable,
-          reason: failure.reason,
-          httpStatus: failure.httpStatus,
-          retryAfterMs: failure.retryAfterMs,
-          cause: failure.cause,
-        }),
+        failure.withMessage(`opsgenie: ${step}: ${failure.message}`),
         secrets,
       );
     }

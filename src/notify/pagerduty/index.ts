@@ -13,6 +13,7 @@ import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { pagerdutyCode } from '../vendor-codes.js';
 import {
   changeEventsUrl,
   DEFAULT_PAGERDUTY_URL,
@@ -51,22 +52,25 @@ function renderOptions(config: PagerdutyChannelConfig, routingKey: string) {
   return { routingKey, severity: config.severity, page: config.page };
 }
 
-/** `Event object is invalid: 'payload.summary' is missing or blank` from a documented 400 body. */
-function invalidEventDetail(text: string): string {
+/**
+ * A 400 body: `code` is PagerDuty's documented message (`Event object is invalid`) when it is one
+ * (vendor-codes.ts), for the team; `detail` the message and its `errors` list, for the operator.
+ */
+function invalidEvent(text: string): { code: string | null; detail: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    return '';
+    return { code: null, detail: '' };
   }
-  if (typeof parsed !== 'object' || parsed === null) return '';
+  if (typeof parsed !== 'object' || parsed === null) return { code: null, detail: '' };
   const { message, errors } = parsed as { message?: unknown; errors?: unknown };
   const parts = Array.isArray(errors)
     ? errors.filter((e): e is string => typeof e === 'string')
     : [];
   const head = typeof message === 'string' ? message : '';
   const detail = headerSafe(parts.length === 0 ? head : `${head}: ${parts.join('; ')}`);
-  return truncate(detail, ERROR_DETAIL_MAX);
+  return { code: pagerdutyCode(message), detail: truncate(detail, ERROR_DETAIL_MAX) };
 }
 
 export function createPagerdutyNotifier(
@@ -89,19 +93,21 @@ export function createPagerdutyNotifier(
       const answer = await http.request(targets[request.endpoint], {
         headers: { 'content-type': 'application/json', 'user-agent': 'statuswatch' },
         body: JSON.stringify(request.body),
-        // Only a 400 says something worth keeping: PagerDuty's list of what is invalid.
+        // Only a 400 says something worth keeping: PagerDuty's list of what is invalid (for the
+        // operator's log; a team reads PagerDuty's documented message only).
         read: (status) => (status === 400 ? ERROR_BODY_MAX_BYTES : 0),
       });
       const failure = classifyHttpStatus(answer.status, answer.headers['retry-after'], now());
       if (failure === null) return null;
-      const detail = answer.status === 400 ? invalidEventDetail(answer.text) : '';
-      if (detail === '') return failure;
+      if (answer.status !== 400) return failure;
+      const { code, detail } = invalidEvent(answer.text);
       return new DeliveryError({
-        message: `${failure.message}: ${detail}`,
+        message: code === null ? failure.message : `${failure.message}: ${code}`,
         retryable: failure.retryable,
         reason: failure.reason,
         httpStatus: failure.httpStatus,
         retryAfterMs: failure.retryAfterMs,
+        detail,
       });
     } catch (caught) {
       return classifyError(toError(caught));
@@ -133,14 +139,7 @@ export function createPagerdutyNotifier(
       const where =
         requests.length > 1 ? ` (${what}, event ${index + 1} of ${requests.length})` : '';
       throw scrubDeliveryError(
-        new DeliveryError({
-          message: `pagerduty: ${failure.message}${where}`,
-          retryable: failure.retryable,
-          reason: failure.reason,
-          httpStatus: failure.httpStatus,
-          retryAfterMs: failure.retryAfterMs,
-          cause: failure.cause,
-        }),
+        failure.withMessage(`pagerduty: ${failure.message}${where}`),
         secrets,
       );
     }

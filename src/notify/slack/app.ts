@@ -35,6 +35,8 @@ import { episodeKey } from '../episode.js';
 import type { NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { DeliveryError, type FailureReason, type Notification, type Notifier } from '../types.js';
+import { headerSafe, truncate } from '../text.js';
+import { slackCode } from '../vendor-codes.js';
 import { slackAppSecrets, type SlackAppChannelConfig } from './app-config.js';
 import {
   groupEpisodes,
@@ -114,9 +116,14 @@ const silentLogger: Logger = {
   setName: () => undefined,
 };
 
-/** Slack error codes are short snake_case words; anything else is not echoed. */
+/** Slack error codes are short snake_case words; anything else is not kept. */
 function errorWord(value: unknown): string {
   return typeof value === 'string' && /^[a-z_]{1,64}$/.test(value) ? value : 'unknown_error';
+}
+
+/** A value the receiver chose, printable and bounded: for the operator's `detail` only. */
+function detailWord(value: unknown): string {
+  return typeof value === 'string' ? truncate(headerSafe(value), 200) : String(value);
 }
 
 function platformVerdict(word: string): { retryable: boolean; reason: FailureReason } {
@@ -146,11 +153,14 @@ function toCallError(
     const seconds = error.data.response_metadata?.retryAfter;
     const retryAfterMs =
       typeof seconds === 'number' ? seconds * 1000 : parseRetryAfter(last.retryAfter, now);
+    // A team reads Slack's word only when Slack documents it (vendor-codes.ts); the operator's
+    // log has the word as answered.
     return new SlackCallError({
-      message: `${prefix}: ${word}`,
+      message: `${prefix}: ${slackCode(word)}`,
       ...verdict,
       httpStatus: last.status,
       retryAfterMs: verdict.retryable ? retryAfterMs : null,
+      detail: `Slack answered ok:false, error ${detailWord(error.data.error)}`,
       slackError: word,
     });
   }
@@ -174,6 +184,7 @@ function toCallError(
       reason: verdict.reason,
       httpStatus: error.statusCode,
       retryAfterMs: verdict.retryAfterMs,
+      detail: `${error.statusCode} ${detailWord(error.statusMessage)}`,
     });
   }
   if (last.status === 429) {
@@ -194,6 +205,7 @@ function toCallError(
     reason: verdict.reason,
     httpStatus: verdict.httpStatus,
     retryAfterMs: verdict.retryAfterMs,
+    detail: verdict.detail,
     cause: inner,
   });
 }
@@ -466,6 +478,7 @@ export function createSlackAppNotifier(
                 message: `Slack app: ${classifyError(caught).message}`,
                 retryable: true,
                 reason: 'internal',
+                detail: classifyError(caught).detail,
                 cause: caught,
               });
         throw scrubDeliveryError(error, secrets);

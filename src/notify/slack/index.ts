@@ -9,6 +9,8 @@ import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { headerSafe, truncate } from '../text.js';
+import { slackCode } from '../vendor-codes.js';
 import { z } from 'zod';
 import { httpUrlField } from '../../config/fields.js';
 import { REDACTED, redactUrlPath, urlForms } from '../../config/secret-text.js';
@@ -43,6 +45,11 @@ export interface SlackNotifierDeps {
 function slackErrorWord(body: string): string | null {
   const word = body.trim();
   return /^[a-z_]{1,64}$/.test(word) ? word : null;
+}
+
+/** The receiver's answer, printable and bounded: for the operator's log only. */
+function answerDetail(body: string): string {
+  return truncate(headerSafe(body), 200);
 }
 
 export function createSlackNotifier(
@@ -112,12 +119,17 @@ function toDeliveryError(caught: unknown, retryAfter: string | null, now: number
         cause: error,
       });
     }
+    // A team reads Slack's word only when Slack documents it (vendor-codes.ts).
     return new DeliveryError({
-      message: word === null ? `Slack: ${verdict.message}` : `Slack: ${verdict.message}: ${word}`,
+      message:
+        word === null
+          ? `Slack: ${verdict.message}`
+          : `Slack: ${verdict.message}: ${slackCode(word)}`,
       retryable: verdict.retryable,
       reason: verdict.reason,
       httpStatus: verdict.httpStatus,
       retryAfterMs: verdict.retryAfterMs,
+      detail: answerDetail(error.body),
     });
   }
   const verdict = classifyError(error);
@@ -127,6 +139,7 @@ function toDeliveryError(caught: unknown, retryAfter: string | null, now: number
     reason: verdict.reason,
     httpStatus: verdict.httpStatus,
     retryAfterMs: verdict.retryAfterMs,
+    detail: verdict.detail,
     cause: error,
   });
 }

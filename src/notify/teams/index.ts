@@ -16,6 +16,7 @@ import { createHttpClient, httpTarget } from '../http.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
+import { teamsCode } from '../vendor-codes.js';
 import { teamsChannelConfigSchema, type TeamsChannelConfig } from './config.js';
 import { renderTeams, renderTeamsRequest, TEAMS_MAX_BODY_BYTES, teamsBodySize } from './render.js';
 
@@ -26,7 +27,8 @@ const ERROR_BODY_MAX_BYTES = 8 * 1024;
 
 /**
  * The error code of a Power Automate / Teams error body (`{"error":{"code":"…"}}`)
- * when it is a plain identifier, else null. Never the message: it may quote the request.
+ * when it is a plain identifier, else null. Never the message: it may quote the request. A team
+ * reads it only when `teamsCode` knows it.
  */
 export function teamsErrorCode(body: string): string | null {
   try {
@@ -63,18 +65,8 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
   const now = deps.now ?? Date.now;
   const secrets = urlSecrets(config.webhookUrl);
 
-  const fail = (failure: DeliveryError, detail = ''): DeliveryError =>
-    scrubDeliveryError(
-      new DeliveryError({
-        message: `Teams: ${failure.message}${detail}`,
-        retryable: failure.retryable,
-        reason: failure.reason,
-        httpStatus: failure.httpStatus,
-        retryAfterMs: failure.retryAfterMs,
-        cause: failure.cause,
-      }),
-      secrets,
-    );
+  const fail = (failure: DeliveryError, explained = ''): DeliveryError =>
+    scrubDeliveryError(failure.withMessage(`Teams: ${failure.message}${explained}`), secrets);
 
   async function send(notification: Notification): Promise<void> {
     const { body } = renderTeamsRequest(notification);
@@ -88,7 +80,7 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
       });
     }
     let failure: DeliveryError | null;
-    let detail = '';
+    let explained = '';
     try {
       // A failure's body is read for the flow's error code (a bounded read, within the timeout).
       const answer = await http.request(target, {
@@ -98,13 +90,17 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
       });
       failure = classifyHttpStatus(answer.status, answer.headers['retry-after'], now());
       if (failure !== null) {
+        // A team reads the flow's error code only when it is a documented one (vendor-codes.ts);
+        // the operator's log has the code as answered.
         const code = teamsErrorCode(answer.text);
-        detail = `${failureDetail(answer.status)}${code === null ? '' : ` [${code}]`}`;
+        const known = teamsCode(code);
+        explained = `${failureDetail(answer.status)}${known === null ? '' : ` [${known}]`}`;
+        if (code !== null) failure = failure.withDetail(`error code ${code}`);
       }
     } catch (caught) {
       failure = classifyError(toError(caught));
     }
-    if (failure !== null) throw fail(failure, detail);
+    if (failure !== null) throw fail(failure, explained);
   }
 
   return { send, close: () => http.close() };

@@ -69,17 +69,7 @@ export function createWebhookNotifier(
       failure = classifyError(toError(caught));
     }
     if (failure !== null) {
-      throw scrubDeliveryError(
-        new DeliveryError({
-          message: `webhook: ${failure.message}`,
-          retryable: failure.retryable,
-          reason: failure.reason,
-          httpStatus: failure.httpStatus,
-          retryAfterMs: failure.retryAfterMs,
-          cause: failure.cause,
-        }),
-        secrets,
-      );
+      throw scrubDeliveryError(failure.withMessage(`webhook: ${failure.message}`), secrets);
     }
   }
 
@@ -117,8 +107,12 @@ export const webhookKind = defineChannelKind({
   preview: (notification, name, config, now) => {
     const key = decodeWebhookSecret(config.secret) ?? new Uint8Array(16);
     const request = renderWebhookRequest(notification, key, now, config.headers ?? {});
+    // The channel's own headers are all secret to the API (a read shows `headers: "<set>"`),
+    // whatever their names: their values are never shown, only the names.
+    const own = new Set(Object.keys(config.headers ?? {}).map((h) => h.toLowerCase()));
     const headers = Object.entries(request.headers).map(
-      ([header, value]) => `${header}: ${isSensitiveHeader(header) ? REDACTED : value}`,
+      ([header, value]) =>
+        `${header}: ${isSensitiveHeader(header) || own.has(header.toLowerCase()) ? REDACTED : value}`,
     );
     const body = JSON.stringify(JSON.parse(request.body), null, 2);
     return `POST <webhook URL of ${name}>\n${headers.join('\n')}\n\n${body}\n`;
