@@ -34,6 +34,8 @@ import { secretValues } from './config/redact.js';
 import { channelSecrets } from './notify/kinds.js';
 import { createAppConsole } from './console/index.js';
 import type { ChannelConfig } from './config/schema.js';
+import { egressPolicyOf } from './egress/config.js';
+import type { EgressPolicy } from './egress/policy.js';
 
 export class BudgetError extends StatuswatchError {
   constructor(readonly plan: Plan) {
@@ -112,6 +114,8 @@ export class App extends EventEmitter<AppEvents> {
   /** Routing, noise control and delivery, built by `composeStages` (src/stages.ts). */
   private readonly stages: Stages;
   private channels: ChannelRegistry;
+  /** `server.egress` (a restart changes it): where channels may connect. */
+  private readonly egress: EgressPolicy;
   private ops: OpsServer | null = null;
   private running = false;
   /** Tombstones of config-file subscriptions a reload removed, being stored (never rejects). */
@@ -132,6 +136,7 @@ export class App extends EventEmitter<AppEvents> {
     const now = deps.now ?? Date.now;
     this.metrics = deps.metrics ?? createMetrics();
     this.keys = createKeys(config.redis.prefix);
+    this.egress = egressPolicyOf(config.server.egress);
     this.redis = createRedis(config.redis, { connectionName: 'statuswatch' });
     this.client = createUpstreamClient({
       baseUrl: config.upstream.baseUrl,
@@ -242,6 +247,7 @@ export class App extends EventEmitter<AppEvents> {
       onChannels: (channels) => {
         this.swapChannels(channels);
       },
+      egressFor: (source) => this.egressFor(source),
       budget: (categories) => {
         const p = planRequests({
           poll: this.config.poll,
@@ -253,7 +259,7 @@ export class App extends EventEmitter<AppEvents> {
         return p.ok ? null : describeOverBudget(p);
       },
     });
-    this.channels = new ChannelRegistry(config.channels, this.notifierDeps());
+    this.channels = new ChannelRegistry(config.channels, (name) => this.notifierDeps(name));
     this.deliveryWorker.on('delivery', (d) => {
       this.metrics.deliveries.inc({
         channel_type: d.channelType,
@@ -300,9 +306,25 @@ export class App extends EventEmitter<AppEvents> {
     }
   }
 
-  /** What every notifier may use: Redis state under this installation's `{prefix}`. */
-  private notifierDeps(): NotifierDeps {
-    return { state: { redis: this.redis, key: (...parts) => this.keys.key(...parts) } };
+  /**
+   * What the notifier of channel `name` may use: Redis state under this installation's
+   * `{prefix}`, and the egress policy unless the channel is the config file's and the operator
+   * exempts those (`server.egress.configChannels`).
+   */
+  private notifierDeps(name: string): NotifierDeps {
+    const source = Object.hasOwn(this.config.channels, name) ? 'config' : 'api';
+    const egress = this.egressFor(source);
+    return {
+      state: { redis: this.redis, key: (...parts) => this.keys.key(...parts) },
+      ...(egress === undefined ? {} : { egress }),
+    };
+  }
+
+  /** The egress policy a channel defined in the config file or stored through the API follows. */
+  private egressFor(source: 'config' | 'api'): EgressPolicy | undefined {
+    if (source === 'config' && this.config.server.egress.configChannels === 'exempt')
+      return undefined;
+    return this.egress;
   }
 
   get currentConfig(): Config {
@@ -318,7 +340,7 @@ export class App extends EventEmitter<AppEvents> {
     // A channel stored through the API brings secrets no config file held.
     addLogSecrets(this.deps.log, Object.values(channels).flatMap(channelSecrets));
     const old = this.channels;
-    this.channels = new ChannelRegistry(channels, this.notifierDeps());
+    this.channels = new ChannelRegistry(channels, (name) => this.notifierDeps(name));
     setTimeout(() => void old.close(), 30_000).unref();
   }
 

@@ -13,6 +13,7 @@ import { listen, readBody, verifyDelivery } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { tempDir } from './helpers/process.js';
 import type { Redis } from 'ioredis';
+import { LOOPBACK_RECEIVERS } from './helpers/egress.js';
 
 export const ADMIN_TOKEN = 'adm_api_ADMINTOKEN_c4ca4238a0b92382';
 
@@ -123,7 +124,7 @@ export function baseConfig(w: World, extra: Record<string, unknown> = {}): Recor
     upstream: { baseUrl: w.simUrl, requestsPerMinute: 600, timeoutMs: 5000 },
     redis: { url: REDIS_URL, prefix: w.tr.prefix },
     poll: { status: '1s', incidents: '1s' },
-    server: { port: 0, adminToken: ADMIN_TOKEN },
+    server: { port: 0, adminToken: ADMIN_TOKEN, egress: LOOPBACK_RECEIVERS },
     channels: {},
     subscriptions: [],
     ...extra,

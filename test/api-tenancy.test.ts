@@ -24,6 +24,7 @@ import {
   type Receiver,
   type World,
 } from './api-helpers.js';
+import { LOOPBACK_RECEIVERS } from './helpers/egress.js';
 
 const SECRET_KEY = newKey();
 const SECRET_A = webhookSecret('teamA');
@@ -94,7 +95,12 @@ beforeAll(async () => {
       },
       subscriptions: [{ name: 'platform', services: ['github'], channels: ['shared'] }],
       // An ingress at PROXY: its X-Forwarded-For names the client.
-      server: { port: 0, adminToken: ADMIN_TOKEN, console: { trustedProxies: [PROXY] } },
+      server: {
+        port: 0,
+        adminToken: ADMIN_TOKEN,
+        console: { trustedProxies: [PROXY] },
+        egress: LOOPBACK_RECEIVERS,
+      },
     }),
   );
   d = await startDaemon(file, { STATUSWATCH_SECRET_KEY: SECRET_KEY });

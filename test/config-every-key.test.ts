@@ -86,6 +86,8 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         bytes: 2 * 1024 * 1024,
         objectBytes: 32 * 1024,
       },
+      // The config file's channels follow the policy too; their loopback sink is the exception.
+      egress: { allow: ['127.0.0.0/8', 'localhost:25'], configChannels: 'checked' },
     },
     channels: {
       'slack-hook': {

@@ -13,6 +13,7 @@ import { newKey } from '../src/api/crypto.js';
 import type { Actor } from '../src/api/tokens.js';
 import { captureLog } from './helpers/log.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
+import { LOOPBACK_RECEIVERS } from './helpers/egress.js';
 
 const ADMIN_TOKEN = 'adm_logsecrets_ADMINTOKEN_0123456789';
 
@@ -62,7 +63,12 @@ describe('the daemon adds the secrets it learns', () => {
           upstream: { baseUrl: 'http://127.0.0.1:9', requestsPerMinute: 600 },
           redis: { url: REDIS_URL, prefix: tr?.prefix },
           poll: { status: '1m', incidents: '1m' },
-          server: { port: 0, host: '127.0.0.1', adminToken: ADMIN_TOKEN },
+          server: {
+            port: 0,
+            host: '127.0.0.1',
+            adminToken: ADMIN_TOKEN,
+            egress: LOOPBACK_RECEIVERS,
+          },
           channels,
           subscriptions: [],
         }),

@@ -26,6 +26,7 @@ import { newKey, SECRET_KEY_ENV } from '../src/api/crypto.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { captureLog } from './helpers/log.js';
 import { waitFor } from './helpers/wait.js';
+import { LOOPBACK_RECEIVERS } from './helpers/egress.js';
 import { notifyTest } from '../src/commands/notify-test.js';
 import { refusedUrl } from './notify-helpers.js';
 
@@ -255,7 +256,7 @@ beforeAll(async () => {
       redis: { url: REDIS_URL, prefix: tr.prefix },
       poll: { status: '1s', incidents: '1s' },
       // egress: loopback receivers
-      server: { port: 0, host: '127.0.0.1', adminToken: ADMIN_TOKEN },
+      server: { port: 0, host: '127.0.0.1', adminToken: ADMIN_TOKEN, egress: LOOPBACK_RECEIVERS },
       channels: {
         ops: {
           type: 'webhook',

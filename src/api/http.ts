@@ -12,6 +12,8 @@ import { redactText } from '../config/secret-text.js';
 import { channelSecrets } from '../notify/kinds.js';
 import { renderForChannel } from '../commands/render.js';
 import { notifyTest, type NotifyTestResult } from '../commands/notify-test.js';
+import type { EgressPolicy } from '../egress/policy.js';
+import type { NotifierDeps } from '../notify/kind.js';
 import type { ChannelConfig } from '../config/schema.js';
 import { stateOf } from '../silences/match.js';
 import {
@@ -57,7 +59,14 @@ export interface ApiHttpOptions {
   trustedProxies?: () => readonly string[];
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Sends a test notification (default: what `notify-test` does). */
-  notifyTest?: (name: string, config: ChannelConfig) => Promise<NotifyTestResult>;
+  notifyTest?: (
+    name: string,
+    config: ChannelConfig,
+    now?: number,
+    deps?: NotifierDeps,
+  ) => Promise<NotifyTestResult>;
+  /** The egress policy of a config-file or stored channel (a test follows it as a send does). */
+  egressFor?: (source: 'config' | 'api') => EgressPolicy | undefined;
   now?: () => number;
 }
 
@@ -206,7 +215,14 @@ export class ApiHttp {
             'name',
           );
         }
-        const result = await (this.o.notifyTest ?? notifyTest)(name, config);
+        const egress = this.o.egressFor?.(source);
+        const result = await (this.o.notifyTest ?? notifyTest)(
+          name,
+          config,
+          this.now(),
+          egress === undefined ? {} : { egress },
+        );
+        // The team reads the team-safe text only; the receiver's words (`detail`) are logged.
         const message = redactText(result.text, channelSecrets(config)).trim();
         this.o.log.info(
           {

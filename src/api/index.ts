@@ -13,6 +13,7 @@ import { ServiceSearch } from './services.js';
 import { ApiStore, type ConfigView } from './store.js';
 import { TokenStore, type Actor } from './tokens.js';
 import type { Silence, SilenceDraft } from '../silences/model.js';
+import type { EgressPolicy } from '../egress/policy.js';
 
 export interface TeamsApiOptions {
   redis: RedisClient;
@@ -28,6 +29,11 @@ export interface TeamsApiOptions {
   /** Environment holding STATUSWATCH_SECRET_KEY (and _PREVIOUS); default process.env. */
   env?: Readonly<Record<string, string | undefined>>;
   onChannels: (channels: Record<string, ChannelConfig>) => void;
+  /**
+   * The egress policy of a channel defined in the config file or stored through the API
+   * (undefined: unrestricted). Stored channels are checked against it when written and tested.
+   */
+  egressFor?: (source: 'config' | 'api') => EgressPolicy | undefined;
   budget?: (categories: readonly string[]) => string | null;
   now?: () => number;
   pollMs?: number;
@@ -39,13 +45,17 @@ export class TeamsApi {
   readonly runtime: ApiRuntime;
   readonly http: ApiHttp;
   private readonly silences: SilenceStore;
+  /** `TeamsApiOptions.egressFor` (unrestricted when not given). */
+  readonly egressFor: (source: 'config' | 'api') => EgressPolicy | undefined;
 
   constructor(o: TeamsApiOptions) {
     // A malformed key is a startup error (SecretKeyError), not a silent "no key".
     const box = SecretBox.fromEnv(o.env ?? process.env);
     const now = o.now ?? Date.now;
     this.silences = o.silences;
+    this.egressFor = o.egressFor ?? (() => undefined);
     this.store = new ApiStore({
+      egress: () => this.egressFor('api'),
       redis: o.redis,
       keys: o.keys,
       config: o.config,
@@ -73,6 +83,7 @@ export class TeamsApi {
       silences: o.silences,
       adminToken: () => o.config().adminToken,
       trustedProxies: () => o.config().trustedProxies ?? [],
+      egressFor: this.egressFor,
       log: o.log,
       now,
     });

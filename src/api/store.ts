@@ -29,6 +29,8 @@ import { AuditLog, diffOf, type AuditEntry, type DiffEntry } from './audit.js';
 import { SECRET_KEY_ENV, type SecretBox } from './crypto.js';
 import { ownValue } from '../config/fields.js';
 import { ApiError, invalid, notFound, type FieldIssue } from './errors.js';
+import { literalEgressIssues, resolvedEgressIssues } from './egress-check.js';
+import type { EgressPolicy } from '../egress/policy.js';
 import {
   CHANNEL_TOMBSTONE,
   channelRequest,
@@ -96,6 +98,8 @@ export interface ApiStoreOptions {
   tombstoneMs?: number;
   /** An error message when subscribing these categories would exceed the request budget. */
   budget?: (categories: readonly string[]) => string | null;
+  /** The egress policy stored channels follow (`server.egress`); absent: unrestricted. */
+  egress?: () => EgressPolicy | undefined;
 }
 
 /** Everything stored, as read in one go. */
@@ -582,6 +586,11 @@ export class ApiStore {
   ): Promise<{ view: ChannelView; created: boolean }> {
     const req = channelRequest(body, pathName);
     const box = this.o.box;
+    const egress = this.o.egress?.();
+    if (egress !== undefined) {
+      const refused = await resolvedEgressIssues(egress, req.spec);
+      if (refused.length > 0) throw invalid(refused);
+    }
     return this.transact((snap, now) => {
       const config = this.o.config();
       if (Object.hasOwn(config.channels, req.name)) {
@@ -652,6 +661,8 @@ export class ApiStore {
       }
       if (issues.length > 0) throw invalid(issues);
       const parsed = validateChannel(spec);
+      const refused = egress === undefined ? [] : literalEgressIssues(egress, parsed);
+      if (refused.length > 0) throw invalid(refused);
       const plain: Record<string, string> = {};
       const rest = structuredClone(spec);
       for (const path of secretPathsOf(parsed.type)) {

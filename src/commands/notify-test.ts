@@ -1,5 +1,5 @@
 import type { ChannelConfig } from '../config/schema.js';
-import { createNotifier } from '../notify/registry.js';
+import { createNotifier, type NotifierDeps } from '../notify/registry.js';
 import { DeliveryError } from '../notify/types.js';
 import { classifyError } from '../notify/classify.js';
 import { sampleNotification } from './render.js';
@@ -23,10 +23,11 @@ export async function notifyTest(
   name: string,
   config: ChannelConfig,
   now = Date.now(),
+  deps: NotifierDeps = {},
 ): Promise<NotifyTestResult> {
   const notification = sampleNotification('incident.opened', name, 'test', now);
   notification.id = `test-${now.toString(36)}:notify-test:${name}`;
-  const notifier = createNotifier(config);
+  const notifier = createNotifier(config, deps);
   const started = performance.now();
   try {
     await notifier.send(notification);

@@ -96,7 +96,12 @@ describe('parseConfig: a valid config', () => {
         slaForecast: 72 * 3_600_000,
         scoreTrend: { points: 10, window: 7 * 24 * 3_600_000 },
       },
-      server: { port: 8080, adminToken: undefined, quotas: DEFAULT_QUOTAS },
+      server: {
+        port: 8080,
+        adminToken: undefined,
+        quotas: DEFAULT_QUOTAS,
+        egress: { allow: [], configChannels: 'exempt' },
+      },
       channels: {
         oncall: {
           type: 'slack',

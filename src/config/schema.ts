@@ -19,6 +19,7 @@ import {
 } from '../notify/kinds.js';
 import { consoleConfigSchema } from '../console/config.js';
 import { quotasConfigSchema } from '../api/quota-config.js';
+import { egressConfigSchema } from '../egress/config.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -358,6 +359,8 @@ const serverSchema = z
     console: consoleConfigSchema.optional(),
     /** Per-team limits of the Teams API's stored objects (src/api/quota-config.ts). */
     quotas: quotasConfigSchema.prefault({}),
+    /** Where channels may send (`src/egress/config.ts`): internal addresses refused for teams. */
+    egress: egressConfigSchema,
   })
   .prefault({});
 

@@ -176,7 +176,14 @@ export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys):
             403,
             "a team can test its own team's channels only; config-file channels are tested by an admin",
           );
-        const result = await notifyTest(name, config);
+        const egress = api.egressFor(source);
+        const result = await notifyTest(
+          name,
+          config,
+          Date.now(),
+          egress === undefined ? {} : { egress },
+        );
+        // The team-safe text only: the receiver's words (`result.detail`) are the operator's.
         return { ok: result.ok, message: redactText(result.text, channelSecrets(config)).trim() };
       }),
     createSilence: (viewer, draft) => mapped(async () => api.createSilence(actorOf(viewer), draft)),

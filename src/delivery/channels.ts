@@ -22,7 +22,8 @@ export class ChannelRegistry {
 
   constructor(
     private readonly configs: Readonly<Record<string, ChannelConfig>>,
-    private readonly deps: NotifierDeps = {},
+    /** What a channel's notifier is given (per name: the egress policy depends on where it is defined). */
+    private readonly deps: NotifierDeps | ((name: string) => NotifierDeps) = {},
     private readonly factory: (
       config: ChannelConfig,
       deps: NotifierDeps,
@@ -41,7 +42,10 @@ export class ChannelRegistry {
       channel = {
         name,
         type: config.type,
-        notifier: this.factory(config, this.deps),
+        notifier: this.factory(
+          config,
+          typeof this.deps === 'function' ? this.deps(name) : this.deps,
+        ),
         pacing: kindOf(config).pacing?.(config) ?? null,
       };
       this.channels.set(name, channel);

@@ -8,6 +8,7 @@
  * (which may carry a URL).
  */
 import { DeliveryError, type FailureReason } from './types.js';
+import { EGRESS_DENIED } from '../egress/policy.js';
 
 /** What a team reads of any network failure: refused, reset, DNS, TLS, connect timeout alike. */
 export const NETWORK_FAILURE = 'could not reach the receiver';
@@ -200,6 +201,12 @@ interface Classified extends Verdict {
 }
 
 function verdictOf(facts: Facts): Classified {
+  // The egress policy refused the destination (`src/egress`): nothing was sent, and a retry
+  // would be refused again.
+  if (facts.codes.includes(EGRESS_DENIED)) {
+    const what = 'destination refused by the egress policy (server.egress)';
+    return { retryable: false, reason: 'policy', what, message: what, detail: EGRESS_DENIED };
+  }
   // Authentication first: nodemailer's EAUTH carries the 535 reply too. A 4xx reply to AUTH
   // (454 4.7.0 "temporary authentication failure", RFC 4954 §6; 421) is transient: the reply
   // code below decides it, and the mail is retried.

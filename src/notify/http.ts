@@ -4,7 +4,9 @@
  * timeout, and the answer's body read to a bounded size or drained within that timeout too. The
  * verdict on the status is each kind's own (`classifyHttpStatus` plus what its vendor documents).
  */
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { egressAgent } from '../egress/connect.js';
+import type { EgressPolicy } from '../egress/policy.js';
 
 /** Where a request goes, parsed once per notifier (undici would parse a URL string on every send). */
 export interface HttpTarget {
@@ -72,14 +74,18 @@ async function readBody(
   return keep <= 0 ? '' : Buffer.concat(kept).subarray(0, keep).toString('utf8');
 }
 
-export function createHttpClient(timeoutMs: number, dispatcher?: Dispatcher): HttpClient {
+export function createHttpClient(
+  timeoutMs: number,
+  dispatcher?: Dispatcher,
+  egress?: EgressPolicy,
+): HttpClient {
   const owned = dispatcher === undefined;
   // undici's own timers bound each phase (connect, response headers, response body) by
   // timeoutMs: set once on an owned Agent, per request on an injected dispatcher. (A per-request
   // AbortSignal.timeout would cost a third of the webhook notifier's CPU at fan-out rates.)
   const agent: Dispatcher =
     dispatcher ??
-    new Agent({
+    egressAgent(egress, {
       connect: { timeout: timeoutMs },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,

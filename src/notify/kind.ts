@@ -5,6 +5,7 @@
  * new kind is one folder and one line there.
  */
 import type { Dispatcher } from 'undici';
+import type { EgressPolicy } from '../egress/policy.js';
 import type { RedisClient } from '../redis.js';
 import type { z } from 'zod';
 import type { Notification, Notifier } from './types.js';
@@ -13,6 +14,12 @@ import type { Notification, Notifier } from './types.js';
 export interface NotifierDeps {
   /** HTTP dispatcher for HTTP-based kinds (tests, proxies); default: an Agent the notifier owns. */
   dispatcher?: Dispatcher;
+  /**
+   * The egress policy the notifier's own connections follow (an API-created channel's always);
+   * absent: unrestricted (a config-file channel the operator exempts). An injected `dispatcher`
+   * is the injector's to guard.
+   */
+  egress?: EgressPolicy;
   /** Clock (Retry-After dates, timestamps). */
   now?: () => number;
   /**
@@ -20,6 +27,20 @@ export interface NotifierDeps {
    * `key(...parts)` builds a key inside the installation's `{prefix}` hash tag.
    */
   state?: { redis: RedisClient; key: (...parts: string[]) => string };
+}
+
+/** Where a channel connects: the config field that names it, the host and the port. */
+export interface Destination {
+  field: string;
+  host: string;
+  port: number;
+}
+
+/** The destination of an http(s) URL field. */
+export function urlDestination(field: string, url: string): Destination {
+  const parsed = new URL(url);
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  return { field, host: parsed.hostname, port };
 }
 
 /** A zod object schema whose `type` is a string literal: one member of the channel union. */
@@ -52,6 +73,8 @@ export interface ChannelKind<S extends ChannelSchema = ChannelSchema> {
    * Absent: no pacing.
    */
   pacing?(config: z.output<S>): { destination: string; intervalMs: number };
+  /** Every place the channel connects to, for the egress policy's check when it is stored. */
+  destinations(config: z.output<S>): readonly Destination[];
   /** The channel's notifier. Classification and secret scrubbing are applied around it once. */
   create(config: z.output<S>, deps: NotifierDeps): Notifier;
 }

@@ -36,6 +36,8 @@ export type FailureReason =
   | 'timeout'
   | 'network'
   | 'config'
+  /** The egress policy (`server.egress`) refused the destination: nothing was sent. */
+  | 'policy'
   /** statuswatch's own trouble (its Redis), not the receiver's. */
   | 'internal';
 

@@ -14,6 +14,7 @@ import { listen, readBody } from '../../src/demo/sinks.js';
 import { CONFIG_ADMIN_TOKEN_ID, type Actor } from '../../src/api/tokens.js';
 import { REDIS_URL, testRedis, type TestRedis } from './redis.js';
 import { waitFor } from './wait.js';
+import { LOOPBACK_RECEIVERS } from './egress.js';
 
 export const API_KEY = 'sk_console_APIKEY_0123456789';
 export const ADMIN_TOKEN = 'adm_console_ADMINTOKEN_0123456789abcdef';
@@ -104,7 +105,7 @@ export async function consoleWorld(): Promise<World> {
       redis: { url: REDIS_URL, prefix: tr.prefix },
       poll: { status: '1s', incidents: '1s', sla: '15m', scores: '15m' },
       rules: { scoreDrop: 5, statusConfirmations: 2 },
-      server: { port: 0, host: '127.0.0.1', adminToken: ADMIN_TOKEN },
+      server: { port: 0, host: '127.0.0.1', adminToken: ADMIN_TOKEN, egress: LOOPBACK_RECEIVERS },
       channels: {
         hook: { type: 'webhook', url: sink.url, secret: WEBHOOK_SECRET, timeoutMs: 5000 },
       },

@@ -15,6 +15,7 @@ import { emailChannelConfigSchema, type EmailChannelConfig } from './config.js';
 import { REDACTED } from '../../config/secret-text.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { renderEmail } from './render.js';
+import { egressSocket } from '../../egress/connect.js';
 
 export interface EmailNotifierDeps {
   /** SMTP connect/greeting/socket timeouts in milliseconds; default 10 s / 10 s / 30 s. */
@@ -25,6 +26,8 @@ export interface EmailNotifierDeps {
    * is not retried (the others would get the mail twice).
    */
   state?: NotifierDeps['state'];
+  /** The egress policy of the SMTP connection (`NotifierDeps.egress`). */
+  egress?: NotifierDeps['egress'];
 }
 
 /** How long the recipients still owed a delivery are kept (longer than its retries). */
@@ -75,6 +78,9 @@ export function createEmailNotifier(
   if (smtp.secure !== undefined) options.secure = smtp.secure;
   if (smtp.requireTLS !== undefined) options.requireTLS = smtp.requireTLS;
   if (smtp.auth !== undefined) options.auth = { user: smtp.auth.user, pass: smtp.auth.pass };
+  // The policy applies where the socket is made: the host is resolved and checked once, and
+  // nodemailer is handed a socket to the checked address.
+  if (deps.egress !== undefined) options.getSocket = egressSocket(deps.egress);
   if (smtp.tls?.rejectUnauthorized !== undefined) {
     options.tls = { rejectUnauthorized: smtp.tls.rejectUnauthorized };
   }
@@ -179,6 +185,12 @@ export const emailKind = defineChannelKind({
     ];
     return `${head.join('\n')}\n\n--- text/plain ---\n${mail.text}\n\n--- text/html ---\n${mail.html}\n`;
   },
+  destinations: (config) => [
+    { field: 'smtp.host', host: config.smtp.host, port: config.smtp.port },
+  ],
   create: (config, deps) =>
-    createEmailNotifier(config, deps.state === undefined ? {} : { state: deps.state }),
+    createEmailNotifier(config, {
+      ...(deps.state === undefined ? {} : { state: deps.state }),
+      ...(deps.egress === undefined ? {} : { egress: deps.egress }),
+    }),
 });

@@ -25,7 +25,7 @@ import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { createHttpClient } from '../http.js';
 import { SendProgress } from '../progress.js';
-import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { defineChannelKind, urlDestination, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
@@ -132,7 +132,11 @@ export function createOpsgenieNotifier(
   config: OpsgenieChannelConfig,
   deps: NotifierDeps = {},
 ): Notifier {
-  const http = createHttpClient(config.timeoutMs ?? DEFAULT_OPSGENIE_TIMEOUT_MS, deps.dispatcher);
+  const http = createHttpClient(
+    config.timeoutMs ?? DEFAULT_OPSGENIE_TIMEOUT_MS,
+    deps.dispatcher,
+    deps.egress,
+  );
   const base = opsgenieBaseUrl(config);
   const origin = base.origin;
   const prefix = base.pathname === '/' ? '' : base.pathname;
@@ -229,6 +233,7 @@ export const opsgenieKind = defineChannelKind({
   redact: (config) => ({ ...config, apiKey: REDACTED }),
   describe: (config) => `opsgenie via ${opsgenieBaseUrl(config).host} (API key hidden)`,
   preview: (notification, _name, config) => previewOpsgenie(notification, config),
+  destinations: (config) => [urlDestination('url', config.url ?? DEFAULT_OPSGENIE_URL)],
   create: (config, deps) => createOpsgenieNotifier(config, deps),
   // Deliveries to one Opsgenie account (its API key) are spaced across replicas; the pacer only
   // stores a hash of the destination.

@@ -9,7 +9,7 @@ import { REDACTED, redactUrlPassword, urlPassword } from '../../config/secret-te
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { createHttpClient, httpTarget } from '../http.js';
 import { SendProgress } from '../progress.js';
-import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { defineChannelKind, urlDestination, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { headerSafe, truncate } from '../text.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
@@ -77,7 +77,11 @@ export function createPagerdutyNotifier(
   config: PagerdutyChannelConfig,
   deps: NotifierDeps = {},
 ): Notifier {
-  const http = createHttpClient(config.timeoutMs ?? DEFAULT_PAGERDUTY_TIMEOUT_MS, deps.dispatcher);
+  const http = createHttpClient(
+    config.timeoutMs ?? DEFAULT_PAGERDUTY_TIMEOUT_MS,
+    deps.dispatcher,
+    deps.egress,
+  );
   const endpoints = pagerdutyEndpoints(config);
   const targets = {
     enqueue: httpTarget(endpoints.enqueue),
@@ -190,6 +194,7 @@ export const pagerdutyKind = defineChannelKind({
     return `pagerduty (Events API v2 at ${host}, routing key hidden${pages})`;
   },
   preview: (notification, _name, config, now) => previewPagerduty(notification, config, now),
+  destinations: (config) => [urlDestination('url', config.url ?? DEFAULT_PAGERDUTY_URL)],
   create: (config, deps) => createPagerdutyNotifier(config, deps),
   pacing: (config) => ({
     destination: `pagerduty:${config.routingKey}`,

@@ -27,7 +27,8 @@ import {
   type FetchFunction,
   type Logger,
 } from '@slack/web-api';
-import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { egressAgent } from '../../egress/connect.js';
 import type { Transition } from '../../diff/transition.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus, parseRetryAfter } from '../classify.js';
@@ -215,7 +216,7 @@ export function createSlackAppNotifier(
   deps: NotifierDeps = {},
 ): Notifier {
   const ownsDispatcher = deps.dispatcher === undefined;
-  const dispatcher: Dispatcher = deps.dispatcher ?? new Agent();
+  const dispatcher: Dispatcher = deps.dispatcher ?? egressAgent(deps.egress);
   let closed = false;
   const timeout = config.timeoutMs ?? DEFAULT_SLACK_APP_TIMEOUT_MS;
   const now = deps.now ?? Date.now;

@@ -4,7 +4,9 @@
  * fetch on our own dispatcher, a per-request timeout and `retries: 0` (BullMQ retries, not it).
  */
 import { IncomingWebhook, IncomingWebhookHTTPError, type FetchFunction } from '@slack/webhook';
-import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
+import { fetch as undiciFetch, type Dispatcher } from 'undici';
+import { egressAgent } from '../../egress/connect.js';
+import type { EgressPolicy } from '../../egress/policy.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
@@ -27,7 +29,7 @@ import {
 } from './app-config.js';
 import { renderSlackApp } from './app-render.js';
 import { slackChannelConfigSchema, type SlackChannelConfig } from './config.js';
-import { defineChannelKind } from '../kind.js';
+import { defineChannelKind, urlDestination } from '../kind.js';
 import { renderSlack } from './render.js';
 
 export const DEFAULT_SLACK_TIMEOUT_MS = 10_000;
@@ -35,6 +37,8 @@ export const DEFAULT_SLACK_TIMEOUT_MS = 10_000;
 export interface SlackNotifierDeps {
   /** HTTP dispatcher (tests, proxies); default: an Agent owned (and closed) by the notifier. */
   dispatcher?: Dispatcher;
+  /** The egress policy of the notifier's own Agent (`NotifierDeps.egress`). */
+  egress?: EgressPolicy;
   /** Per-request timeout; default 10 s. */
   timeoutMs?: number;
   /** Clock for Retry-After HTTP-dates. */
@@ -57,7 +61,7 @@ export function createSlackNotifier(
   deps: SlackNotifierDeps = {},
 ): Notifier {
   const ownsDispatcher = deps.dispatcher === undefined;
-  const dispatcher: Dispatcher = deps.dispatcher ?? new Agent();
+  const dispatcher: Dispatcher = deps.dispatcher ?? egressAgent(deps.egress);
   const timeout = deps.timeoutMs ?? config.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS;
   const now = deps.now ?? Date.now;
   const secrets = urlSecrets(config.webhookUrl);
@@ -271,6 +275,12 @@ export const slackKind = defineChannelKind({
     const post = message.kind === 'post' ? message.post : message.parent;
     const body = { channel: app.channel, ...post };
     return `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n${JSON.stringify(body, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply)\n`;
+  },
+  destinations: (config) => {
+    const app = slackAppConfigOf(config);
+    return app === null
+      ? [urlDestination('webhookUrl', config.webhookUrl ?? '')]
+      : [urlDestination('apiUrl', app.apiUrl)];
   },
   create: (config, deps) => {
     const app = slackAppConfigOf(config);

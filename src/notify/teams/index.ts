@@ -13,7 +13,7 @@ import { redactUrlPath } from '../../config/secret-text.js';
 import { toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { createHttpClient, httpTarget } from '../http.js';
-import { defineChannelKind, type NotifierDeps } from '../kind.js';
+import { defineChannelKind, urlDestination, type NotifierDeps } from '../kind.js';
 import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
 import { teamsCode } from '../vendor-codes.js';
@@ -60,7 +60,11 @@ function failureDetail(status: number): string {
 }
 
 export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDeps = {}): Notifier {
-  const http = createHttpClient(config.timeoutMs ?? DEFAULT_TEAMS_TIMEOUT_MS, deps.dispatcher);
+  const http = createHttpClient(
+    config.timeoutMs ?? DEFAULT_TEAMS_TIMEOUT_MS,
+    deps.dispatcher,
+    deps.egress,
+  );
   const target = httpTarget(config.webhookUrl);
   const now = deps.now ?? Date.now;
   const secrets = urlSecrets(config.webhookUrl);
@@ -118,6 +122,7 @@ export const teamsKind = defineChannelKind({
     const message = renderTeams(notification);
     return `POST <teams workflow URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(message, null, 2)}\n`;
   },
+  destinations: (config) => [urlDestination('webhookUrl', config.webhookUrl)],
   create: (config, deps) => createTeamsNotifier(config, deps),
   // Teams throttles a webhook sent more than four requests in one second ("Create Incoming
   // Webhooks", learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/

@@ -3,6 +3,7 @@
  * The receiver URL and the secret never appear in an error (they are scrubbed from the chain).
  */
 import type { Dispatcher } from 'undici';
+import type { EgressPolicy } from '../../egress/policy.js';
 import { StatuswatchError, toError } from '../../errors.js';
 import { classifyError, classifyHttpStatus } from '../classify.js';
 import { headerSecrets, scrubDeliveryError, urlSecrets } from '../secrets.js';
@@ -19,7 +20,7 @@ import {
   urlForms,
   urlPassword,
 } from '../../config/secret-text.js';
-import { defineChannelKind } from '../kind.js';
+import { defineChannelKind, urlDestination } from '../kind.js';
 import { createHttpClient, httpTarget } from '../http.js';
 import { renderWebhookRequest } from './render.js';
 
@@ -31,6 +32,8 @@ export interface WebhookNotifierDeps {
    * connect timeout is the channel's `timeoutMs`.
    */
   dispatcher?: Dispatcher;
+  /** The egress policy of the notifier's own Agent (`NotifierDeps.egress`). */
+  egress?: EgressPolicy;
   /** Clock for `webhook-timestamp` and Retry-After dates. */
   now?: () => number;
 }
@@ -47,7 +50,11 @@ export function createWebhookNotifier(
     );
   }
   const key: Buffer = decoded;
-  const http = createHttpClient(config.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS, deps.dispatcher);
+  const http = createHttpClient(
+    config.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+    deps.dispatcher,
+    deps.egress,
+  );
   const target = httpTarget(config.url);
   const now = deps.now ?? Date.now;
   const secrets = [
@@ -117,5 +124,6 @@ export const webhookKind = defineChannelKind({
     const body = JSON.stringify(JSON.parse(request.body), null, 2);
     return `POST <webhook URL of ${name}>\n${headers.join('\n')}\n\n${body}\n`;
   },
+  destinations: (config) => [urlDestination('url', config.url)],
   create: (config, deps) => createWebhookNotifier(config, deps),
 });

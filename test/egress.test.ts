@@ -1,0 +1,287 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are JSON, read field by field */
+/**
+ * The egress policy on real sockets, as an attacker holding one team token would try it, against
+ * a daemon (`node dist/cli.js run`) with the default policy: no spelling of a loopback address
+ * is accepted for any channel kind, a channel that got past the write check (a name that
+ * resolved elsewhere then) reaches nothing when tested or sent to (the listeners count every
+ * connection), the daemon's own port cannot be driven to lock its admin out, and an operator's
+ * `host:port` exception works. Everything listens, and is sent to, on loopback only; the private
+ * and link-local addresses below are inputs that must be refused, never connected to.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newKey, SecretBox } from '../src/api/crypto.js';
+import { ApiStore } from '../src/api/store.js';
+import { createKeys } from '../src/redis.js';
+import { killAll, startDaemon, writeConfig, type Daemon } from './helpers/process.js';
+import { waitFor } from './helpers/wait.js';
+import {
+  ADMIN_TOKEN,
+  baseConfig,
+  client,
+  webhookSecret,
+  world,
+  type World,
+} from './api-helpers.js';
+
+const SECRET_KEY = newKey();
+
+/** A TCP listener that counts connections (and answers HTTP 200 to whatever reaches it). */
+interface Listener {
+  port: number;
+  connections: number;
+  close(): Promise<void>;
+}
+
+async function listener(host: string): Promise<Listener> {
+  const sockets = new Set<Socket>();
+  const state = { connections: 0 };
+  const server: Server = createServer((socket) => {
+    state.connections += 1;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('data', () => {
+      socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    port,
+    get connections() {
+      return state.connections;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+/** A channel body of each kind sending to `host` (as written in a URL) and `port`. */
+function channelOf(kind: string, host: string, port: number): Record<string, unknown> {
+  const base = `http://${host}:${String(port)}`;
+  const smtpHost = host.startsWith('[') ? host.slice(1, -1) : host;
+  switch (kind) {
+    case 'webhook':
+      return { type: 'webhook', url: `${base}/hook`, secret: webhookSecret('egress') };
+    case 'slack':
+      return { type: 'slack', webhookUrl: `${base}/services/T0/B0/x` };
+    case 'slack-app':
+      return { type: 'slack', botToken: 'xoxb-1-egress', channel: 'C0123', apiUrl: `${base}/api` };
+    case 'pagerduty':
+      return {
+        type: 'pagerduty',
+        routingKey: 'R123456789abcdef0123456789abcdef',
+        url: `${base}/v2/enqueue`,
+      };
+    case 'opsgenie':
+      return { type: 'opsgenie', apiKey: 'egress-genie-key', url: base };
+    case 'teams':
+      return { type: 'teams', webhookUrl: `${base}/workflows/x` };
+    case 'email':
+      return {
+        type: 'email',
+        smtp: { host: smtpHost, port },
+        from: 'statuswatch@example.com',
+        to: ['sre@example.com'],
+      };
+    default:
+      throw new Error(kind);
+  }
+}
+
+const FIELD: Record<string, string> = {
+  webhook: 'url',
+  slack: 'webhookUrl',
+  'slack-app': 'apiUrl',
+  pagerduty: 'url',
+  opsgenie: 'url',
+  teams: 'webhookUrl',
+  email: 'smtp.host',
+};
+const KINDS = Object.keys(FIELD);
+
+/** Every spelling of a loopback address an attacker tried. */
+const LOOPBACK_SPELLINGS = [
+  '127.0.0.1',
+  'localhost',
+  '[::1]',
+  '2130706433',
+  '0x7f000001',
+  '0177.0.0.1',
+  '127.1',
+  '0.0.0.0',
+  '[::ffff:127.0.0.1]',
+];
+/** Internal ranges refused as written (never connected to: refused before any socket). */
+const INTERNAL_LITERALS = ['169.254.169.254', '10.0.0.1', '192.168.1.1', '100.64.0.1', '[fd00::1]'];
+
+let w: World | undefined;
+let d: Daemon | undefined;
+let v4: Listener | undefined;
+let team: ReturnType<typeof client> | undefined;
+
+beforeAll(async () => {
+  w = await world('egress');
+  v4 = await listener('127.0.0.1');
+  w.cleanups.push(() => v4?.close() ?? Promise.resolve());
+  // The default policy: the base config without the loopback exception the other suites use.
+  const config = baseConfig(w);
+  const file = await writeConfig(w.dir, {
+    ...config,
+    server: { port: 0, adminToken: ADMIN_TOKEN },
+  });
+  d = await startDaemon(file, { STATUSWATCH_SECRET_KEY: SECRET_KEY });
+  const created = await client(d.url, ADMIN_TOKEN)('POST', '/api/v1/tokens', { team: 'red' });
+  expect(created.status).toBe(201);
+  team = client(d.url, created.body.token as string);
+}, 60_000);
+
+afterAll(async () => {
+  await killAll();
+  for (const c of (w?.cleanups ?? []).splice(0).reverse()) await c().catch(() => undefined);
+});
+
+describe('egress policy (default): a team cannot reach internal addresses', () => {
+  it('refuses every loopback spelling and internal range for every channel kind at creation, naming the field', async () => {
+    if (team === undefined || v4 === undefined) throw new Error('not started');
+    let n = 0;
+    for (const kind of KINDS) {
+      for (const host of [...LOOPBACK_SPELLINGS, ...INTERNAL_LITERALS]) {
+        n += 1;
+        const res = await team('POST', '/api/v1/channels', {
+          name: `bad-${String(n)}`,
+          ...channelOf(kind, host, v4.port),
+        });
+        expect(res.status, `${kind} ${host}: ${res.text}`).toBe(400);
+        expect(res.body.error.field, `${kind} ${host}`).toBe(FIELD[kind]);
+        expect(res.body.error.message).toMatch(/egress policy \(server\.egress\)/);
+      }
+    }
+    const list = await team('GET', '/api/v1/channels');
+    expect(list.status).toBe(200);
+    expect(JSON.stringify(list.body)).not.toMatch(/bad-\d/);
+    expect(v4.connections).toBe(0);
+  });
+
+  it('refuses at connect time a channel that got past the write check: tests and deliveries reach nothing', async () => {
+    if (w === undefined || d === undefined || team === undefined || v4 === undefined)
+      throw new Error('not started');
+    // As if `localhost` and `127.0.0.1` had resolved to a public address when written: the
+    // channels are stored without the write check (a store with no policy).
+    const store = new ApiStore({
+      redis: w.tr.redis,
+      keys: createKeys(w.tr.prefix),
+      config: () => ({ channels: {}, subscriptions: [] }),
+      box: SecretBox.fromEnv({ STATUSWATCH_SECRET_KEY: SECRET_KEY }),
+    });
+    const admin = { tokenId: 'test', team: null, admin: true, address: '127.0.0.1' };
+    const names: string[] = [];
+    for (const kind of KINDS) {
+      for (const host of ['localhost', '127.0.0.1', '[::ffff:127.0.0.1]']) {
+        const name = `late-${kind}-${String(names.length)}`;
+        names.push(name);
+        await store.putChannel(
+          admin,
+          { name, team: 'red', ...channelOf(kind, host, v4.port) },
+          'create',
+        );
+      }
+    }
+    await store.close();
+    for (const name of names) {
+      const res = await team('POST', `/api/v1/channels/${name}/test`);
+      expect(res.status, `${name}: ${res.text}`).toBe(200);
+      expect(res.body.ok, name).toBe(false);
+      expect(res.body.message, name).toMatch(/policy/);
+    }
+    // A subscription on one of them: the delivery is dead-lettered as a policy failure.
+    const sub = await team('POST', '/api/v1/subscriptions', {
+      name: 'red-sub',
+      services: ['stripe'],
+      events: ['incident.opened'],
+      channels: [names[0]],
+    });
+    expect(sub.status, sub.text).toBe(201);
+    await waitFor(
+      async () => {
+        const res = await fetch(`${d?.url ?? ''}/metrics`);
+        return /statuswatch_polls_total\{[^}]*kind="incidents"[^}]*\} [1-9]/.test(await res.text());
+      },
+      { timeoutMs: 20_000, what: 'an incidents poll' },
+    );
+    w.clock.tick();
+    w.sim.openIncident('stripe', { title: 'Card payments failing', body: 'Looking' });
+    await waitFor(
+      async () => {
+        const res = await fetch(`${d?.url ?? ''}/metrics`);
+        return /statuswatch_deliveries_total\{[^}]*reason="policy"[^}]*\} [1-9]/.test(
+          await res.text(),
+        );
+      },
+      { timeoutMs: 30_000, what: 'a delivery refused by the egress policy' },
+    );
+    expect(v4.connections).toBe(0);
+  }, 90_000);
+
+  it("cannot be pointed at the daemon's own port to lock the admin out", async () => {
+    if (d === undefined || team === undefined) throw new Error('not started');
+    const port = new URL(d.url).port;
+    for (let i = 0; i < 12; i += 1) {
+      const res = await team('POST', '/api/v1/channels', {
+        name: `self-${String(i)}`,
+        type: 'webhook',
+        url: `http://127.0.0.1:${port}/admin/silences`,
+        headers: { authorization: 'Bearer wrong' },
+      });
+      expect(res.status).toBe(400);
+    }
+    const admin = await client(d.url, ADMIN_TOKEN)('GET', '/api/v1/channels');
+    expect(admin.status).toBe(200);
+  });
+});
+
+describe('egress policy: an operator exception', () => {
+  it('lets host:port through and nothing else on loopback', async () => {
+    if (w === undefined || v4 === undefined) throw new Error('not started');
+    const other = await listener('127.0.0.1');
+    w.cleanups.push(() => other.close());
+    const file = await writeConfig(w.dir, {
+      ...baseConfig(w),
+      server: {
+        port: 0,
+        adminToken: ADMIN_TOKEN,
+        egress: { allow: [`127.0.0.1:${String(v4.port)}`] },
+      },
+    });
+    const d2 = await startDaemon(file, { STATUSWATCH_SECRET_KEY: SECRET_KEY });
+    const made = await client(d2.url, ADMIN_TOKEN)('POST', '/api/v1/tokens', { team: 'blue' });
+    const blue = client(d2.url, made.body.token as string);
+    const ok = await blue('POST', '/api/v1/channels', {
+      name: 'relay',
+      ...channelOf('webhook', '127.0.0.1', v4.port),
+    });
+    expect(ok.status, ok.text).toBe(201);
+    const before = v4.connections;
+    const tested = await blue('POST', '/api/v1/channels/relay/test');
+    expect(tested.body.ok, tested.text).toBe(true);
+    expect(v4.connections).toBeGreaterThan(before);
+    const refused = await blue('POST', '/api/v1/channels', {
+      name: 'other-port',
+      ...channelOf('webhook', '127.0.0.1', other.port),
+    });
+    expect(refused.status).toBe(400);
+    expect(other.connections).toBe(0);
+    d2.proc.signal('SIGTERM');
+    await d2.proc.waitForExit(15_000);
+  }, 60_000);
+});
