@@ -54,7 +54,7 @@ EXPOSE 8080
 # processes, so there are no zombies to reap and no init (tini, docker run --init) is needed.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz (see helm/statuswatch).
 # A young generation of 2 MB per semi-space and a heap that grows by 10% at a time keep RSS near
-# what the daemon holds (each poll's garbage does not pile up): README "Performance". Not
+# what the daemon holds (each poll's garbage does not pile up): docs/performance.md. Not
 # --optimize-for-size, which holds memory as well but also makes V8 compile for size: twice
 # the CPU per delivery in an incident storm. The benches run the daemon with these flags.
 ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=10", "dist/cli.js"]

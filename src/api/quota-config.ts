@@ -1,6 +1,6 @@
 /**
- * `server.quotas`: how much one team may keep in the Redis every team shares (README.md, "Teams
- * API", Quotas). Enforced on writes made with a team token (src/api/quotas.ts); absent: the
+ * `server.quotas`: how much one team may keep in the Redis every team shares (docs/teams-api.md,
+ * Quotas). Enforced on writes made with a team token (src/api/quotas.ts); absent: the
  * defaults below.
  *
  * ```yaml

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CronError, parseCron } from './cron.js';
 
 describe('parseCron', () => {
-  it('parses the weekly example of the README (Mondays 08:00)', () => {
+  it('parses the weekly example of docs/noise-control.md (Mondays 08:00)', () => {
     expect(parseCron('0 8 * * 1')).toEqual({
       expression: '0 8 * * 1',
       minutes: [0],

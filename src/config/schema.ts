@@ -1,5 +1,5 @@
 /**
- * The config file schema (README.md, "Configuration"). Strict objects everywhere: an unknown key
+ * The config file schema (docs/configuration.md). Strict objects everywhere: an unknown key
  * is an error, because a typo must not silently disable alerting. Durations come out in
  * milliseconds.
  */

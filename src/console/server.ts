@@ -1,5 +1,5 @@
 /**
- * The web console, served by the ops server at `/` (README, "Web console"). `Console.handle`
+ * The web console, served by the ops server at `/` (docs/console.md). `Console.handle`
  * answers the console's paths and returns false for any other, so the ops server can go on
  * matching. Every page is server-rendered HTML and also JSON (`?format=json` or
  * `Accept: application/json`); every response carries a strict Content-Security-Policy; every

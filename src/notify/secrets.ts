@@ -1,5 +1,5 @@
 /**
- * Secrets never leave (README.md, "What it does"): every DeliveryError a notifier throws goes
+ * Secrets never leave (docs/guarantees.md): every DeliveryError a notifier throws goes
  * through `scrubDeliveryError`, which removes the channel's secrets from its message, its
  * operator-only `detail`, stack and the whole `cause` chain (rebuilt as plain errors, so a library error holding a URL or a request
  * object does not travel on into logs).

@@ -1,5 +1,5 @@
 /**
- * The vendor error codes a team may read (README.md, "Teams API"): a failed send shows a team
+ * The vendor error codes a team may read (docs/security.md): a failed send shows a team
  * its outcome class, retryable or permanent, the HTTP status and at most one code from these
  * fixed lists — never the text a receiver chose, which a team pointing a channel at a server of
  * its choice could use to read that server's answers through statuswatch. A code a receiver

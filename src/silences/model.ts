@@ -1,5 +1,5 @@
 /**
- * Ad-hoc silences (README.md, "Noise control"): "do not notify about X until T", created through
+ * Ad-hoc silences (docs/noise-control.md): "do not notify about X until T", created through
  * `/admin/silences` or `statuswatch silence add` and kept in Redis. A silence has matchers on the
  * service (feedId), event kind, subscription and channel; an absent matcher matches anything, a
  * present one lists exact values of which one must match. Times are Unix milliseconds.

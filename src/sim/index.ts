@@ -1,5 +1,5 @@
 /**
- * The bundled upstream simulator (README.md, "The upstream and its simulator"): a faithful,
+ * The bundled upstream simulator (docs/upstream.md): a faithful,
  * deterministic implementation of the upstream API's contract (docs/upstream-contract.md) for
  * development, tests and the demo.
  */

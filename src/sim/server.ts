@@ -1,7 +1,6 @@
 /**
  * The upstream simulator: a `node:http` server answering the Service Status and Reliability Read
- * API (both variants; where the contract is silent, the choices listed in README.md, "The
- * upstream and its simulator", and docs/upstream-contract.md, "Vocabulary"), plus a control
+ * API (both variants; where the contract is silent, the choices listed in docs/upstream.md and docs/upstream-contract.md, "Vocabulary"), plus a control
  * surface for tests and the demo (mutations, failure injection, stats, scenarios).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
