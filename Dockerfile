@@ -21,7 +21,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-# tsc → dist/, then the Lua scripts (src/redis/scripts/*.lua → dist/redis/scripts/).
+# tsc → dist/, then the Lua scripts (src/redis/scripts/*.lua → dist/redis/scripts/). The bench
+# (src/bench, tooling) is not in the build context (.dockerignore) nor in tsconfig.build.json.
 RUN npm run build
 
 # ---- deps: production dependencies only ----------------------------------------------------

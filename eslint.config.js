@@ -3,7 +3,16 @@ import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'build-check/**', 'node_modules/**', 'helm/**', 'coverage/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'dist-bench/**',
+      'build-check/**',
+      'node_modules/**',
+      'helm/**',
+      'coverage/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

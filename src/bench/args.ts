@@ -10,7 +10,7 @@ export interface SoakArgs {
   /** Minutes the soak runs (fractions allowed, e.g. 0.5 for a quick check). */
   minutes: number;
   services: number;
-  /** Run the daemon as a plain `node dist/cli.js run`, without the shipped Node.js flags. */
+  /** Run the daemon as a plain `node dist-bench/cli.js run`, without the shipped Node.js flags. */
   plain: boolean;
 }
 
@@ -21,7 +21,7 @@ export interface BenchArgs {
 
 export const SOAK_ARG_DEFAULTS: SoakArgs = { minutes: 10, services: 20_000, plain: false };
 
-const USAGE = `usage: node dist/bench/index.js [--only ${SECTIONS.join('|')}[,...]] [--soak-minutes N] [--soak-services N] [--soak-plain]`;
+const USAGE = `usage: node dist-bench/bench/index.js [--only ${SECTIONS.join('|')}[,...]] [--soak-minutes N] [--soak-services N] [--soak-plain]`;
 
 function isSection(name: string): name is SectionName {
   return (SECTIONS as readonly string[]).includes(name);

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: measures the performance targets in README.md and prints tables.
  *
- *   node dist/bench/index.js [--only cycle|fanout|latency|memory|storm|soak[,...]]
+ *   node dist-bench/bench/index.js [--only cycle|fanout|latency|memory|storm|soak[,...]]
  *                            [--soak-minutes N] [--soak-services N] [--soak-plain]
  *
  * Without `--only`, every section but the soak runs (it takes minutes: 10 by default; name it).

@@ -1,6 +1,6 @@
 /**
  * Memory (performance targets in README.md: RSS <= 150 MB at 20,000 services, <= 250 MB at
- * 100,000): the real daemon (`node dist/cli.js run`) in a process of its own, polling a simulator
+ * 100,000): the real daemon (`node dist-bench/cli.js run`) in a process of its own, polling a simulator
  * of that many services (a child process) for status and incidents every 2 s, with 1% of the
  * services changing every cycle after a silent baseline (so snapshots, diffs, routing and webhook
  * deliveries all run). Its RSS is read from /proc (or `ps`) every 200 ms; the baseline is the RSS
@@ -8,7 +8,7 @@
  *
  * Each size is measured twice: the daemon as shipped — with SHIPPED_FLAGS on its node command line,
  * as the Docker image's ENTRYPOINT runs it (V8's heap growth and young generation sized for memory
- * rather than speed) — and as a plain `node dist/cli.js run` for comparison. The targets are
+ * rather than speed) — and as a plain `node dist-bench/cli.js run` for comparison. The targets are
  * judged on the daemon as shipped; the plain run gets target lines of its own, marked as such.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
@@ -152,7 +152,7 @@ export async function cycles(
   }
 }
 
-/** The real daemon (`node [flags] dist/cli.js run`) against a simulator and a webhook sink. */
+/** The real daemon (`node [flags] dist-bench/cli.js run`) against a simulator and a webhook sink. */
 export interface Daemon {
   child: ChildProcess;
   pid: number;
@@ -307,8 +307,8 @@ export async function runMemoryBench(
     }
     const label = (flags: readonly string[]): string =>
       flags.length === 0
-        ? 'node dist/cli.js run (plain, for comparison)'
-        : `node ${flags.join(' ')} dist/cli.js run (as shipped)`;
+        ? 'node dist-bench/cli.js run (plain, for comparison)'
+        : `node ${flags.join(' ')} dist-bench/cli.js run (as shipped)`;
     tables.push({
       title: `Daemon memory at ${fmt(size.services, 0)} services (status + incidents every ${String(POLL_MS / 1000)} s)`,
       columns: [

@@ -1,5 +1,5 @@
 /**
- * Soak: the real daemon (`node dist/cli.js run`) for a bounded time (default 10 minutes;
+ * Soak: the real daemon (`node dist-bench/cli.js run`) for a bounded time (default 10 minutes;
  * `--soak-minutes N`, fractions allowed for a quick check) against a simulator of 20,000 services
  * (`--soak-services N`), polling status and incidents every 2 s, with 1% of the services changing
  * every cycle all along: statuses toggled, incidents opened and resolved (new incident ids each

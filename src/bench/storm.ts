@@ -1,6 +1,6 @@
 /**
  * Incident storm (the performance targets in README.md): the real daemon as the image runs it
- * (`node <SHIPPED_FLAGS> dist/cli.js run`, a process of its own) polling an in-process simulator of 9,000 services (Variant A, no rate
+ * (`node <SHIPPED_FLAGS> dist-bench/cli.js run`, a process of its own) polling an in-process simulator of 9,000 services (Variant A, no rate
  * limit) for status and incidents every second, one subscription `"*"` → one webhook channel, no
  * grouping. After its first cycles have baselined, 5,000 incidents open at once on 5,000 distinct
  * services; measured from the moment the simulator answers the first `/api/v1/incidents` request
@@ -952,7 +952,7 @@ export async function runStormBench(progress: (line: string) => void): Promise<S
     ]);
   }
   const stormNotes = [
-    `statuswatch: the daemon (node ${[...daemonNodeArgs(), 'dist/cli.js'].join(' ')} run, LOG_LEVEL=${DAEMON_LOG_LEVEL}) polls ${fmt(STORM_SERVICES, 0)} services (Variant A, in-process simulator) for status and incidents every ${String(POLL_MS / 1000)} s; subscription "*" -> one webhook channel, no grouping; ${fmt(STORM_INCIDENTS, 0)} incidents open at once on distinct services`,
+    `statuswatch: the daemon (node ${[...daemonNodeArgs(), 'dist-bench/cli.js'].join(' ')} run, LOG_LEVEL=${DAEMON_LOG_LEVEL}) polls ${fmt(STORM_SERVICES, 0)} services (Variant A, in-process simulator) for status and incidents every ${String(POLL_MS / 1000)} s; subscription "*" -> one webhook channel, no grouping; ${fmt(STORM_INCIDENTS, 0)} incidents open at once on distinct services`,
     'statuswatch times start when the simulator has written its answer to the first /api/v1/incidents request after the opening (the response that reveals them); Alertmanager times start just before the first of its POSTs (batches of 1,000 alerts); both end when the sink has read a webhook',
     'CPU = /proc/<pid>/stat utime + stime of the daemon (or Alertmanager) process from just before the storm to the last delivery; "net" subtracts the process\'s idle rate (CPU ms/s measured over 5 s before the storm: statuswatch keeps polling meanwhile) times the window',
     'Redis CPU = INFO cpu of the whole (shared) Redis server while the daemon worked; Alertmanager uses no Redis',
