@@ -1,11 +1,10 @@
 /**
  * `GET /api/v1/services?query=`: a search of the upstream catalog as the pipeline caches it in
- * Redis (`catalog:services`, see src/pipeline/catalog.ts), never a request upstream. The catalog
- * is read into memory once per catalog update (its `catalog:meta.updatedAt`).
+ * Redis (read through `CatalogStore`, src/pipeline/catalog.ts), never a request upstream. The
+ * catalog is read into memory once per catalog update (`CatalogStore.updatedAt`).
  */
 import type { Keys, RedisClient } from '../redis.js';
-import { countCorrupt, decode } from '../redis/stored.js';
-import { STORED_SERVICE } from '../pipeline/catalog.js';
+import { CatalogStore } from '../pipeline/catalog.js';
 
 export interface ServiceHit {
   feedId: string;
@@ -18,30 +17,18 @@ export const DEFAULT_SERVICE_LIMIT = 50;
 export const MAX_SERVICE_LIMIT = 500;
 
 export class ServiceSearch {
-  private readonly servicesKey: string;
-  private readonly metaKey: string;
-  private cache: { updatedAt: string; services: ServiceHit[] } | null = null;
+  private readonly catalog: CatalogStore;
+  private cache: { updatedAt: number; services: ServiceHit[] } | null = null;
 
-  constructor(
-    private readonly redis: RedisClient,
-    keys: Keys,
-  ) {
-    // The CatalogStore's keys.
-    this.servicesKey = keys.key('catalog', 'services');
-    this.metaKey = keys.key('catalog', 'meta');
+  constructor(redis: RedisClient, keys: Keys) {
+    this.catalog = new CatalogStore(redis, keys);
   }
 
-  private async all(): Promise<{ updatedAt: string | null; services: ServiceHit[] }> {
-    const updatedAt = await this.redis.hget(this.metaKey, 'updatedAt');
+  private async all(): Promise<{ updatedAt: number | null; services: ServiceHit[] }> {
+    const updatedAt = await this.catalog.updatedAt();
     if (updatedAt === null) return { updatedAt, services: [] };
     if (this.cache?.updatedAt === updatedAt) return this.cache;
-    const raw = await this.redis.hgetall(this.servicesKey);
-    const services: ServiceHit[] = [];
-    for (const [feedId, text] of Object.entries(raw)) {
-      const s = decode(STORED_SERVICE, text);
-      if (s === undefined) countCorrupt(STORED_SERVICE.kind);
-      else services.push({ feedId, ...s });
-    }
+    const services: ServiceHit[] = await this.catalog.services();
     services.sort((a, b) => a.feedId.localeCompare(b.feedId));
     this.cache = { updatedAt, services };
     return this.cache;
@@ -74,7 +61,7 @@ export class ServiceSearch {
     return {
       services: hits.slice(0, limit).map((h) => h.s),
       total: hits.length,
-      catalogUpdatedAt: updatedAt === null ? null : new Date(Number(updatedAt)).toISOString(),
+      catalogUpdatedAt: updatedAt === null ? null : new Date(updatedAt).toISOString(),
     };
   }
 }

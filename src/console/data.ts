@@ -8,7 +8,6 @@
 import type { SubscriptionConfig } from '../config/schema.js';
 import type { EventKind } from '../config/events.js';
 import type { Keys, RedisClient } from '../redis.js';
-import { countCorrupt, decode } from '../redis/stored.js';
 import type { IncidentsEntry, SlaEntry, StatusEntry } from '../diff/state.js';
 import type { Transition } from '../diff/transition.js';
 import type { HistoryStore, LatestSla } from '../history/store.js';
@@ -18,12 +17,12 @@ import type { PollKind } from '../pipeline/cycle.js';
 import type { CategoryStore } from '../routing/categories.js';
 import { deliveryId } from '../routing/match.js';
 import type { DeliveryQueue, DeadLetter, DeadLetterRetry } from '../delivery/queue.js';
-import { HISTORY_ITEM, type HistoryItem } from '../noise/store.js';
+import type { HistoryItem, NoiseStore } from '../noise/store.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 import type { SilenceStore } from '../silences/store.js';
 export { visibleSilence } from '../silences/visibility.js';
-import { SnapshotStore, UPSTREAM_ENTRY } from '../snapshot/store.js';
+import { SnapshotStore } from '../snapshot/store.js';
 import { describe } from '../notify/text.js';
 import type { Viewer } from './auth.js';
 
@@ -33,6 +32,8 @@ export interface ConsoleSources {
   history: HistoryStore;
   catalog: CatalogStore;
   categories: CategoryStore;
+  /** The routed-transition history and the routed marks. */
+  noise: NoiseStore;
   deliveries: DeliveryQueue;
   /** Retries a dead letter (not an opening whose lifecycle closed since: `Stages`). */
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
@@ -180,7 +181,7 @@ function slaView(entry: SlaEntry | undefined, latest: LatestSla | undefined): Se
 
 /** feedId → the names of the subscriptions (of `subs`) that watch it. */
 export async function watchedFeeds(
-  src: Pick<ConsoleSources, 'redis' | 'keys' | 'categories'>,
+  src: Pick<ConsoleSources, 'catalog' | 'categories'>,
   subs: readonly SubscriptionConfig[],
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
@@ -194,7 +195,7 @@ export async function watchedFeeds(
   if (slugs.length > 0) await src.categories.load(slugs);
   for (const s of subs) {
     if (s.services.includes('*')) {
-      all ??= await src.redis.hkeys(src.keys.key('catalog', 'services'));
+      all ??= await src.catalog.feedIds();
       for (const feedId of all) add(feedId, s.name);
     }
     for (const feedId of s.services) if (feedId !== '*') add(feedId, s.name);
@@ -222,8 +223,7 @@ async function upstreamViews(src: ConsoleSources): Promise<UpstreamView[]> {
   const polls = await src.history.upstream();
   const out: UpstreamView[] = [];
   for (const kind of src.pollKinds()) {
-    const text = await src.redis.hget(src.keys.key('snap', kind, 'meta'), 'u');
-    const entry = text === null || text === '' ? undefined : decode(UPSTREAM_ENTRY, text);
+    const entry = await new SnapshotStore(src.redis, src.keys, kind).upstream();
     const poll = polls.get(kind);
     out.push({
       kind,
@@ -311,30 +311,8 @@ async function historyItems(
 ): Promise<Map<string, HistoryItem>> {
   const out = new Map<string, HistoryItem>();
   if (transitions.length === 0) return out;
-  const key = src.keys.key('history');
-  const p = src.redis.pipeline();
-  const ats = [...new Set(transitions.map((t) => t.observedAt))];
-  for (const at of ats) p.zrangebyscore(key, String(at), String(at));
-  const replies = (await p.exec()) ?? [];
-  for (const [err, value] of replies) {
-    if (err !== null) throw err;
-    for (const text of value as string[]) {
-      const item = decode(HISTORY_ITEM, text);
-      if (item === undefined) countCorrupt(HISTORY_ITEM.kind);
-      else out.set(item.t.id, item);
-    }
-  }
-  return out;
-}
-
-async function routedAt(src: ConsoleSources, ids: readonly string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  if (ids.length === 0) return out;
-  const scores = await src.redis.zmscore(src.keys.key('routed'), ...ids);
-  ids.forEach((id, i) => {
-    const s = scores[i];
-    if (s !== null && s !== undefined) out.set(id, Number(s));
-  });
+  const items = await src.noise.historyAt(transitions.map((t) => t.observedAt));
+  for (const item of items) out.set(item.t.id, item);
   return out;
 }
 
@@ -424,10 +402,7 @@ export async function transitionViews(
   const bySub = new Map(visible.map((s) => [s.name, s]));
   const [items, routed, silences] = await Promise.all([
     historyItems(src, transitions),
-    routedAt(
-      src,
-      transitions.map((t) => t.id),
-    ),
+    src.noise.routedAt(transitions.map((t) => t.id)),
     src.silences.list({ includeExpired: true }),
   ]);
   const planned = transitions.map((t) => {
@@ -627,18 +602,9 @@ export async function loadNotifications(
   const now = src.now();
   const visible = await src.subscriptionsFor(viewer);
   const names = new Set(visible.map((s) => s.name));
-  const texts = await src.redis.zrevrangebyscore(
-    src.keys.key('history'),
-    '+inf',
-    String(now - 7 * DAY_MS),
-    'LIMIT',
-    0,
-    1000,
-  );
+  const items = await src.noise.recentHistory(now - 7 * DAY_MS, 1000);
   const transitions: Transition[] = [];
-  for (const text of texts) {
-    const item = decode(HISTORY_ITEM, text);
-    if (item === undefined) continue;
+  for (const item of items) {
     if (!item.subscriptions.some((s) => names.has(s))) continue;
     if (filters.subscription !== undefined && !item.subscriptions.includes(filters.subscription))
       continue;

@@ -9,6 +9,7 @@ import type { HistoryStore } from '../history/store.js';
 import type { CatalogStore } from '../pipeline/catalog.js';
 import type { PollKind } from '../pipeline/cycle.js';
 import type { CategoryStore } from '../routing/categories.js';
+import { NoiseStore } from '../noise/store.js';
 import type { DeadLetterRetry, DeliveryQueue } from '../delivery/queue.js';
 import type { SilenceStore } from '../silences/store.js';
 import type { TeamsApi } from '../api/index.js';
@@ -48,6 +49,7 @@ export function createAppConsole(p: AppConsoleParts): Console {
       history: p.history,
       catalog: p.catalog,
       categories: p.categories,
+      noise: new NoiseStore(p.redis, p.keys),
       deliveries: p.deliveries,
       retryDeadLetter: p.retryDeadLetter,
       silences: p.silences,

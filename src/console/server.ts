@@ -10,8 +10,6 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { isEventKind } from '../config/events.js';
-import { decode } from '../redis/stored.js';
-import { HISTORY_ITEM } from '../noise/store.js';
 import type { Transition } from '../diff/transition.js';
 import { SilenceValidationError, parseSilenceRequest, type Silence } from '../silences/model.js';
 import { ServiceSearch } from '../api/services.js';
@@ -1042,18 +1040,10 @@ export class Console {
     if (sub === null) throw new HttpError(404, 'no such feed');
     const src = this.o.sources;
     const now = src.now();
-    const texts = await src.redis.zrevrangebyscore(
-      src.keys.key('history'),
-      '+inf',
-      String(now - 40 * 86_400_000),
-      'LIMIT',
-      0,
-      5000,
-    );
+    const items = await src.noise.recentHistory(now - 40 * 86_400_000, 5000);
     const transitions: Transition[] = [];
-    for (const text of texts) {
-      const item = decode(HISTORY_ITEM, text);
-      if (item?.subscriptions.includes(sub) === true) transitions.push(item.t);
+    for (const item of items) {
+      if (item.subscriptions.includes(sub)) transitions.push(item.t);
       if (transitions.length >= 50) break;
     }
     const origin = this.origin(req);

@@ -445,6 +445,56 @@ export class NoiseStore {
     return decodeAll(HISTORY_ITEM, items);
   }
 
+  /**
+   * The routed transitions observed at each of `times` (one pipeline, a ZRANGEBYSCORE per time);
+   * a corrupt item is left out (counted).
+   */
+  async historyAt(times: readonly number[]): Promise<HistoryItem[]> {
+    if (times.length === 0) return [];
+    const key = this.keys.key('history');
+    const p = this.redis.pipeline();
+    for (const at of new Set(times)) p.zrangebyscore(key, String(at), String(at));
+    const out: HistoryItem[] = [];
+    for (const [err, value] of (await p.exec()) ?? []) {
+      if (err !== null) throw err;
+      out.push(...decodeAll(HISTORY_ITEM, value as string[]));
+    }
+    return out;
+  }
+
+  /**
+   * The newest routed transitions observed at or after `from`, newest first: the last `count`
+   * items stored, of which a corrupt one is left out (not counted).
+   */
+  async recentHistory(from: number, count: number): Promise<HistoryItem[]> {
+    const texts = await this.redis.zrevrangebyscore(
+      this.keys.key('history'),
+      '+inf',
+      String(from),
+      'LIMIT',
+      0,
+      count,
+    );
+    const out: HistoryItem[] = [];
+    for (const text of texts) {
+      const item = decode(HISTORY_ITEM, text);
+      if (item !== undefined) out.push(item);
+    }
+    return out;
+  }
+
+  /** When each of `transitionIds` was routed (Unix ms; one ZMSCORE); unrouted ids are absent. */
+  async routedAt(transitionIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (transitionIds.length === 0) return out;
+    const scores = await this.redis.zmscore(this.keys.key('routed'), ...transitionIds);
+    transitionIds.forEach((id, i) => {
+      const s = scores[i];
+      if (s !== null && s !== undefined) out.set(id, Number(s));
+    });
+    return out;
+  }
+
   async digestMarker(subscription: string): Promise<number | null> {
     const v = await this.redis.hget(this.k('digest'), subscription);
     return v === null ? null : Number(v);

@@ -146,6 +146,23 @@ export class CatalogStore {
     return value === null ? null : Number(value);
   }
 
+  /** Every feedId of the catalog (one HKEYS). */
+  async feedIds(): Promise<string[]> {
+    return this.redis.hkeys(this.servicesKey);
+  }
+
+  /** Every service of the catalog (one HGETALL); a corrupt entry is left out (counted). */
+  async services(): Promise<(StoredService & { feedId: string })[]> {
+    const raw = await this.redis.hgetall(this.servicesKey);
+    const out: (StoredService & { feedId: string })[] = [];
+    for (const [feedId, text] of Object.entries(raw)) {
+      const s = decode(STORED_SERVICE, text);
+      if (s === undefined) countCorrupt(STORED_SERVICE.kind);
+      else out.push({ feedId, ...s });
+    }
+    return out;
+  }
+
   async refs(feedIds: readonly string[]): Promise<Map<string, ServiceRef>> {
     const out = new Map<string, ServiceRef>();
     if (feedIds.length === 0) return out;

@@ -12,8 +12,6 @@ import type { OwnSockets } from './own-sockets.js';
 export interface Readiness {
   ready: boolean;
   checks: Record<string, boolean>;
-  /** Why Redis refuses work, when it does (src/redis/refusals.ts): reason, hint, since when. */
-  redis?: { refusing: string[]; hint: string; since: string; commands?: string[] };
 }
 
 export interface AdminApi {
@@ -142,7 +140,6 @@ export class OpsServer {
       send(res, r.ready ? 200 : 503, {
         status: r.ready ? 'ready' : 'not ready',
         checks: r.checks,
-        ...(r.redis === undefined ? {} : { redis: r.redis }),
       });
       return;
     }

@@ -148,6 +148,15 @@ export class SnapshotStore<E> {
     return (await this.redis.hget(this.metaKey, 't')) ?? '';
   }
 
+  /**
+   * The endpoint's health as the last commit stored it, straight from Redis (one HGET); undefined
+   * when none is stored or it is unreadable.
+   */
+  async upstream(): Promise<UpstreamEntry | undefined> {
+    const text = await this.redis.hget(this.metaKey, 'u');
+    return text === null || text === '' ? undefined : decode(UPSTREAM_ENTRY, text);
+  }
+
   /** Entries of a few feeds, straight from Redis (one HMGET). */
   async get(feedIds: readonly string[]): Promise<Map<string, E>> {
     const out = new Map<string, E>();

@@ -18,8 +18,10 @@
  * `acceptNext(count)` lets requests through first.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
-import { parseJson, startReceiverServer, type ReceiverAnswer } from './http.js';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readBytes } from '../sinks.js';
 
 const SEVERITIES = ['critical', 'error', 'warning', 'info'];
 const ACTIONS = ['trigger', 'acknowledge', 'resolve'];
@@ -217,17 +219,18 @@ export async function startPagerdutyReceiver(
   const waiters: { count: number; resolve: () => void }[] = [];
 
   const answer = (
+    res: ServerResponse,
     log: Omit<PagerdutyRequestLog, 'status'>,
     status: number,
     body: string,
     headers: Record<string, string> = {},
-  ): ReceiverAnswer => {
+  ): void => {
     requests.push({ ...log, status });
-    return {
-      status,
-      headers: { ...(body === '' ? {} : { 'content-type': 'application/json' }), ...headers },
-      body,
-    };
+    res.writeHead(status, {
+      ...(body === '' ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    });
+    res.end(body);
   };
 
   const applyAlert = (event: Json): string => {
@@ -261,66 +264,98 @@ export async function startPagerdutyReceiver(
     return dedupKey;
   };
 
-  const server = await startReceiverServer(
-    ({ req, method, headers, body: raw, overLimit }) => {
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      const text = raw.toString('utf8');
-      const log = { method, path, body: text };
-      const endpoint: PagerdutyEndpoint | null =
-        path === '/v2/enqueue' ? 'enqueue' : path === '/v2/change/enqueue' ? 'change' : null;
-      if (endpoint === null)
-        return answer(log, 404, JSON.stringify({ status: 'error', message: 'Not found' }));
-      if (method !== 'POST') return answer(log, 405, '', { allow: 'POST' });
-      const failure = scripted.shift();
-      if (failure !== undefined && failure !== null)
-        return answer(log, failure.status, failure.body, failure.headers);
-      if (overLimit) {
-        // PagerDuty documents the 512 KB limit, not its answer: an invalid event is a 400.
-        return answer(
+  const server: Server = createServer((req, res) => {
+    void readBytes(req).then(
+      (bytes) => {
+        const raw = bytes ?? Buffer.alloc(0);
+        const path = (req.url ?? '').split('?')[0] ?? '';
+        const text = raw.toString('utf8');
+        const log = { method: req.method ?? '', path, body: text };
+        const endpoint: PagerdutyEndpoint | null =
+          path === '/v2/enqueue' ? 'enqueue' : path === '/v2/change/enqueue' ? 'change' : null;
+        if (endpoint === null) {
+          answer(res, log, 404, JSON.stringify({ status: 'error', message: 'Not found' }));
+          return;
+        }
+        if (req.method !== 'POST') {
+          answer(res, log, 405, '', { allow: 'POST' });
+          return;
+        }
+        const failure = scripted.shift();
+        if (failure !== undefined && failure !== null) {
+          answer(res, log, failure.status, failure.body, failure.headers);
+          return;
+        }
+        if (raw.length > MAX_BODY_BYTES) {
+          // PagerDuty documents the 512 KB limit, not its answer: an invalid event is a 400.
+          answer(
+            res,
+            log,
+            400,
+            JSON.stringify({ ...INVALID, errors: ['Event is larger than 512 KB'] }),
+          );
+          return;
+        }
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        if (!isObject(parsed)) {
+          answer(
+            res,
+            log,
+            400,
+            JSON.stringify({
+              status: 'Unrecognized object',
+              message: 'Event object format is unrecognized',
+              errors: ['JSON parse error'],
+            }),
+          );
+          return;
+        }
+        const errors =
+          endpoint === 'enqueue' ? validateAlertEvent(parsed) : validateChangeEvent(parsed);
+        if (errors.length > 0) {
+          answer(res, log, 400, JSON.stringify({ ...INVALID, errors }));
+          return;
+        }
+        const dedupKey = endpoint === 'enqueue' ? applyAlert(parsed) : null;
+        const event: PagerdutyReceivedEvent = {
+          endpoint,
+          body: parsed,
+          dedupKey,
+          headers: req.headers,
+        };
+        events.push(event);
+        options.onEvent?.(event);
+        answer(
+          res,
           log,
-          400,
-          JSON.stringify({ ...INVALID, errors: ['Event is larger than 512 KB'] }),
-        );
-      }
-      const parsed = parseJson(text);
-      if (!isObject(parsed)) {
-        return answer(
-          log,
-          400,
+          202,
           JSON.stringify({
-            status: 'Unrecognized object',
-            message: 'Event object format is unrecognized',
-            errors: ['JSON parse error'],
+            status: 'success',
+            message: 'Event processed',
+            ...(dedupKey === null ? {} : { dedup_key: dedupKey }),
           }),
         );
-      }
-      const errors =
-        endpoint === 'enqueue' ? validateAlertEvent(parsed) : validateChangeEvent(parsed);
-      if (errors.length > 0) return answer(log, 400, JSON.stringify({ ...INVALID, errors }));
-      const dedupKey = endpoint === 'enqueue' ? applyAlert(parsed) : null;
-      const event: PagerdutyReceivedEvent = { endpoint, body: parsed, dedupKey, headers };
-      events.push(event);
-      options.onEvent?.(event);
-      const accepted = answer(
-        log,
-        202,
-        JSON.stringify({
-          status: 'success',
-          message: 'Event processed',
-          ...(dedupKey === null ? {} : { dedup_key: dedupKey }),
-        }),
-      );
-      for (const waiter of [...waiters]) {
-        if (events.length >= waiter.count) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve();
+        for (const waiter of [...waiters]) {
+          if (events.length >= waiter.count) {
+            waiters.splice(waiters.indexOf(waiter), 1);
+            waiter.resolve();
+          }
         }
-      }
-      return accepted;
-    },
-    { maxBytes: MAX_BODY_BYTES },
-  );
-  const origin = server.origin;
+      },
+      () => {
+        res.destroy();
+      },
+    );
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
 
   return {
     url: `${origin}/v2/enqueue`,
@@ -351,6 +386,13 @@ export async function startPagerdutyReceiver(
       }
       return events;
     },
-    close: () => server.close(),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    },
   };
 }

@@ -20,7 +20,9 @@
  * - `failNext` scripts the next answers (429 ratelimited with Retry-After, `ok:false` with any error
  *   code, an HTTP status such as 500); `hold` keeps requests waiting until released.
  */
-import { startReceiverServer } from './http.js';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readBytes } from '../sinks.js';
 
 /** Slack's documented limits the receiver enforces. */
 export const SLACK_API_TEXT_MAX = 40_000;
@@ -337,12 +339,13 @@ export async function startSlackApiReceiver(
   const gateFor = (method: string): Gate | undefined =>
     gates.find((g) => !g.open && (g.method === undefined || g.method === method));
 
-  const server = await startReceiverServer(
-    async ({ url, headers, body: raw, overLimit, method: verb }) => {
-      const body = overLimit ? null : raw.toString('utf8');
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = (await readBytes(req, BODY_MAX_BYTES))?.toString('utf8') ?? null;
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
       const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
-      const args = body === null ? null : parseArguments(body, headers['content-type']);
-      const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1] ?? null;
+      const args = body === null ? null : parseArguments(body, req.headers['content-type']);
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
       const token = bearer ?? optionalString(args?.token);
       const call: SlackApiCall = { method, body: args ?? {}, token, answer: null };
       calls.push(call);
@@ -357,7 +360,7 @@ export async function startSlackApiReceiver(
         await new Promise<void>((resolve) => held.waiting.push(resolve));
       }
       const answer: Answer =
-        verb !== 'POST' || method === ''
+        req.method !== 'POST' || method === ''
           ? { status: 404, body: { ok: false, error: 'unknown_method' } }
           : judge(method, args, token);
       call.answer = {
@@ -370,23 +373,24 @@ export async function startSlackApiReceiver(
               : null,
       };
       if (answer.status >= 500) {
-        return {
-          status: answer.status,
-          headers: { 'content-type': 'text/plain' },
-          body: 'upstream error',
-        };
+        res.writeHead(answer.status, { 'content-type': 'text/plain' });
+        res.end('upstream error');
+        return;
       }
-      return {
-        status: answer.status,
-        headers: { 'content-type': 'application/json; charset=utf-8', ...answer.headers },
-        body: JSON.stringify(answer.body),
-      };
-    },
-    { maxBytes: BODY_MAX_BYTES },
-  );
+      res.writeHead(answer.status, {
+        'content-type': 'application/json; charset=utf-8',
+        ...answer.headers,
+      });
+      res.end(JSON.stringify(answer.body));
+    })().catch(() => {
+      res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `${server.origin}/api`,
+    url: `http://127.0.0.1:${port}/api`,
     calls,
     messages(channel) {
       const id = resolveChannel(channel);
@@ -435,7 +439,12 @@ export async function startSlackApiReceiver(
         gate.open = true;
         for (const resolve of gate.waiting.splice(0)) resolve();
       }
-      await server.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
