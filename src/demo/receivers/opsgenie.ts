@@ -19,9 +19,8 @@
  * - `failNext(status, count, headers)` scripts the next answers (429, 500, 400, 422, 404…).
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { parseJson, startReceiverServer } from './http.js';
 
 export const OPSGENIE_RECEIVER_API_KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
 
@@ -420,14 +419,8 @@ export async function startOpsgenieReceiver(
     if (raw !== '' && !(headers['content-type'] ?? '').toLowerCase().includes('application/json')) {
       return { status: 415, body: errorBody(415) };
     }
-    let body: unknown = {};
-    if (raw !== '') {
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        return { status: 400, body: errorBody(400) };
-      }
-    }
+    const body = raw === '' ? {} : parseJson(raw);
+    if (body === undefined) return { status: 400, body: errorBody(400) };
     if (!isRecord(body)) return { status: 400, body: errorBody(400) };
 
     if (segments.length === 2) {
@@ -452,50 +445,36 @@ export async function startOpsgenieReceiver(
     return act(action, find(identifier, type), body);
   }
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      const segments = url.pathname.split('/').map((s) => decodeSegment(s) ?? s);
-      const method = req.method ?? '';
-      const query = parseQuery(url.searchParams);
-      let parsed: unknown = null;
-      if (raw !== '') {
-        try {
-          parsed = JSON.parse(raw);
-        } catch {
-          parsed = raw;
-        }
-      }
-      const entry: RecordedOpsgenieRequest = {
-        method,
-        path: segments.join('/'),
-        query,
-        headers: req.headers,
-        body: parsed,
-        raw,
-        status: 0,
-      };
-      requests.push(entry);
-      const answer = route(entry, url.pathname);
-      entry.status = answer.status;
-      res.writeHead(answer.status, {
+  const server = await startReceiverServer(({ method, url, headers, body }) => {
+    const raw = body.toString('utf8');
+    const segments = url.pathname.split('/').map((s) => decodeSegment(s) ?? s);
+    const parsed = raw === '' ? null : (parseJson(raw) ?? raw);
+    const entry: RecordedOpsgenieRequest = {
+      method,
+      path: segments.join('/'),
+      query: parseQuery(url.searchParams),
+      headers,
+      body: parsed,
+      raw,
+      status: 0,
+    };
+    requests.push(entry);
+    const answer = route(entry, url.pathname);
+    entry.status = answer.status;
+    return {
+      status: answer.status,
+      headers: {
         'content-type': 'application/json',
         'x-request-id': randomUUID(),
         'x-response-time': String(took()),
         ...answer.headers,
-      });
-      res.end(answer.body);
-    });
+      },
+      body: answer.body,
+    };
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.origin,
     apiKey,
     requests,
     alerts,
@@ -507,13 +486,6 @@ export async function startOpsgenieReceiver(
     failOn(match, status, count = 1, headers = {}) {
       for (let i = 0; i < count; i++) scripted.push({ status, headers, body: undefined, match });
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) =>
-        server.close(() => {
-          resolve();
-        }),
-      );
-    },
+    close: () => server.close(),
   };
 }

@@ -18,10 +18,8 @@
  * `acceptNext(count)` lets requests through first.
  */
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBytes } from '../sinks.js';
+import type { IncomingMessage } from 'node:http';
+import { parseJson, startReceiverServer, type ReceiverAnswer } from './http.js';
 
 const SEVERITIES = ['critical', 'error', 'warning', 'info'];
 const ACTIONS = ['trigger', 'acknowledge', 'resolve'];
@@ -219,18 +217,17 @@ export async function startPagerdutyReceiver(
   const waiters: { count: number; resolve: () => void }[] = [];
 
   const answer = (
-    res: ServerResponse,
     log: Omit<PagerdutyRequestLog, 'status'>,
     status: number,
     body: string,
     headers: Record<string, string> = {},
-  ): void => {
+  ): ReceiverAnswer => {
     requests.push({ ...log, status });
-    res.writeHead(status, {
-      ...(body === '' ? {} : { 'content-type': 'application/json' }),
-      ...headers,
-    });
-    res.end(body);
+    return {
+      status,
+      headers: { ...(body === '' ? {} : { 'content-type': 'application/json' }), ...headers },
+      body,
+    };
   };
 
   const applyAlert = (event: Json): string => {
@@ -264,98 +261,66 @@ export async function startPagerdutyReceiver(
     return dedupKey;
   };
 
-  const server: Server = createServer((req, res) => {
-    void readBytes(req).then(
-      (bytes) => {
-        const raw = bytes ?? Buffer.alloc(0);
-        const path = (req.url ?? '').split('?')[0] ?? '';
-        const text = raw.toString('utf8');
-        const log = { method: req.method ?? '', path, body: text };
-        const endpoint: PagerdutyEndpoint | null =
-          path === '/v2/enqueue' ? 'enqueue' : path === '/v2/change/enqueue' ? 'change' : null;
-        if (endpoint === null) {
-          answer(res, log, 404, JSON.stringify({ status: 'error', message: 'Not found' }));
-          return;
-        }
-        if (req.method !== 'POST') {
-          answer(res, log, 405, '', { allow: 'POST' });
-          return;
-        }
-        const failure = scripted.shift();
-        if (failure !== undefined && failure !== null) {
-          answer(res, log, failure.status, failure.body, failure.headers);
-          return;
-        }
-        if (raw.length > MAX_BODY_BYTES) {
-          // PagerDuty documents the 512 KB limit, not its answer: an invalid event is a 400.
-          answer(
-            res,
-            log,
-            400,
-            JSON.stringify({ ...INVALID, errors: ['Event is larger than 512 KB'] }),
-          );
-          return;
-        }
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        if (!isObject(parsed)) {
-          answer(
-            res,
-            log,
-            400,
-            JSON.stringify({
-              status: 'Unrecognized object',
-              message: 'Event object format is unrecognized',
-              errors: ['JSON parse error'],
-            }),
-          );
-          return;
-        }
-        const errors =
-          endpoint === 'enqueue' ? validateAlertEvent(parsed) : validateChangeEvent(parsed);
-        if (errors.length > 0) {
-          answer(res, log, 400, JSON.stringify({ ...INVALID, errors }));
-          return;
-        }
-        const dedupKey = endpoint === 'enqueue' ? applyAlert(parsed) : null;
-        const event: PagerdutyReceivedEvent = {
-          endpoint,
-          body: parsed,
-          dedupKey,
-          headers: req.headers,
-        };
-        events.push(event);
-        options.onEvent?.(event);
-        answer(
-          res,
+  const server = await startReceiverServer(
+    ({ req, method, headers, body: raw, overLimit }) => {
+      const path = (req.url ?? '').split('?')[0] ?? '';
+      const text = raw.toString('utf8');
+      const log = { method, path, body: text };
+      const endpoint: PagerdutyEndpoint | null =
+        path === '/v2/enqueue' ? 'enqueue' : path === '/v2/change/enqueue' ? 'change' : null;
+      if (endpoint === null)
+        return answer(log, 404, JSON.stringify({ status: 'error', message: 'Not found' }));
+      if (method !== 'POST') return answer(log, 405, '', { allow: 'POST' });
+      const failure = scripted.shift();
+      if (failure !== undefined && failure !== null)
+        return answer(log, failure.status, failure.body, failure.headers);
+      if (overLimit) {
+        // PagerDuty documents the 512 KB limit, not its answer: an invalid event is a 400.
+        return answer(
           log,
-          202,
+          400,
+          JSON.stringify({ ...INVALID, errors: ['Event is larger than 512 KB'] }),
+        );
+      }
+      const parsed = parseJson(text);
+      if (!isObject(parsed)) {
+        return answer(
+          log,
+          400,
           JSON.stringify({
-            status: 'success',
-            message: 'Event processed',
-            ...(dedupKey === null ? {} : { dedup_key: dedupKey }),
+            status: 'Unrecognized object',
+            message: 'Event object format is unrecognized',
+            errors: ['JSON parse error'],
           }),
         );
-        for (const waiter of [...waiters]) {
-          if (events.length >= waiter.count) {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            waiter.resolve();
-          }
+      }
+      const errors =
+        endpoint === 'enqueue' ? validateAlertEvent(parsed) : validateChangeEvent(parsed);
+      if (errors.length > 0) return answer(log, 400, JSON.stringify({ ...INVALID, errors }));
+      const dedupKey = endpoint === 'enqueue' ? applyAlert(parsed) : null;
+      const event: PagerdutyReceivedEvent = { endpoint, body: parsed, dedupKey, headers };
+      events.push(event);
+      options.onEvent?.(event);
+      const accepted = answer(
+        log,
+        202,
+        JSON.stringify({
+          status: 'success',
+          message: 'Event processed',
+          ...(dedupKey === null ? {} : { dedup_key: dedupKey }),
+        }),
+      );
+      for (const waiter of [...waiters]) {
+        if (events.length >= waiter.count) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
         }
-      },
-      () => {
-        res.destroy();
-      },
-    );
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const origin = `http://127.0.0.1:${port}`;
+      }
+      return accepted;
+    },
+    { maxBytes: MAX_BODY_BYTES },
+  );
+  const origin = server.origin;
 
   return {
     url: `${origin}/v2/enqueue`,
@@ -386,13 +351,6 @@ export async function startPagerdutyReceiver(
       }
       return events;
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) =>
-        server.close(() => {
-          resolve();
-        }),
-      );
-    },
+    close: () => server.close(),
   };
 }

@@ -20,9 +20,7 @@
  * - `failNext` scripts the next answers (429 ratelimited with Retry-After, `ok:false` with any error
  *   code, an HTTP status such as 500); `hold` keeps requests waiting until released.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readBytes } from '../sinks.js';
+import { startReceiverServer } from './http.js';
 
 /** Slack's documented limits the receiver enforces. */
 export const SLACK_API_TEXT_MAX = 40_000;
@@ -339,13 +337,12 @@ export async function startSlackApiReceiver(
   const gateFor = (method: string): Gate | undefined =>
     gates.find((g) => !g.open && (g.method === undefined || g.method === method));
 
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const body = (await readBytes(req, BODY_MAX_BYTES))?.toString('utf8') ?? null;
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const server = await startReceiverServer(
+    async ({ url, headers, body: raw, overLimit, method: verb }) => {
+      const body = overLimit ? null : raw.toString('utf8');
       const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
-      const args = body === null ? null : parseArguments(body, req.headers['content-type']);
-      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
+      const args = body === null ? null : parseArguments(body, headers['content-type']);
+      const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1] ?? null;
       const token = bearer ?? optionalString(args?.token);
       const call: SlackApiCall = { method, body: args ?? {}, token, answer: null };
       calls.push(call);
@@ -360,7 +357,7 @@ export async function startSlackApiReceiver(
         await new Promise<void>((resolve) => held.waiting.push(resolve));
       }
       const answer: Answer =
-        req.method !== 'POST' || method === ''
+        verb !== 'POST' || method === ''
           ? { status: 404, body: { ok: false, error: 'unknown_method' } }
           : judge(method, args, token);
       call.answer = {
@@ -373,24 +370,23 @@ export async function startSlackApiReceiver(
               : null,
       };
       if (answer.status >= 500) {
-        res.writeHead(answer.status, { 'content-type': 'text/plain' });
-        res.end('upstream error');
-        return;
+        return {
+          status: answer.status,
+          headers: { 'content-type': 'text/plain' },
+          body: 'upstream error',
+        };
       }
-      res.writeHead(answer.status, {
-        'content-type': 'application/json; charset=utf-8',
-        ...answer.headers,
-      });
-      res.end(JSON.stringify(answer.body));
-    })().catch(() => {
-      res.destroy();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+      return {
+        status: answer.status,
+        headers: { 'content-type': 'application/json; charset=utf-8', ...answer.headers },
+        body: JSON.stringify(answer.body),
+      };
+    },
+    { maxBytes: BODY_MAX_BYTES },
+  );
 
   return {
-    url: `http://127.0.0.1:${port}/api`,
+    url: `${server.origin}/api`,
     calls,
     messages(channel) {
       const id = resolveChannel(channel);
@@ -439,12 +435,7 @@ export async function startSlackApiReceiver(
         gate.open = true;
         for (const resolve of gate.waiting.splice(0)) resolve();
       }
-      server.closeAllConnections();
-      await new Promise<void>((resolve) =>
-        server.close(() => {
-          resolve();
-        }),
-      );
+      await server.close();
     },
   };
 }

@@ -16,8 +16,8 @@
  * - a valid card is recorded and answered 202 Accepted with an empty body, as Workflows do;
  * - `failNext(status, count, headers)` scripts the next answers (429 with Retry-After, 500, 400…).
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { startReceiverServer, type ReceiverAnswer } from './http.js';
 
 /** The documented Teams message limit. */
 export const TEAMS_RECEIVER_MAX_BYTES = 28 * 1024;
@@ -174,78 +174,61 @@ export async function startTeamsReceiver(
   const failed: number[] = [];
   const script: Scripted[] = [];
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    req.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= maxBytes) chunks.push(chunk);
-    });
-    req.on('end', () => {
-      const answer = (status: number, body = '', headers: Record<string, string> = {}): void => {
-        res.writeHead(status, {
-          ...(body === '' ? {} : { 'content-type': 'application/json; charset=utf-8' }),
-          ...headers,
-        });
-        res.end(body);
-      };
-      const reject = (status: number, code: string, reason: string): void => {
+  const answer = (
+    status: number,
+    body = '',
+    headers: Record<string, string> = {},
+  ): ReceiverAnswer => ({
+    status,
+    headers: {
+      ...(body === '' ? {} : { 'content-type': 'application/json; charset=utf-8' }),
+      ...headers,
+    },
+    body,
+  });
+
+  const server = await startReceiverServer(
+    ({ method, url, headers, body: raw, bytes, overLimit }) => {
+      const reject = (status: number, code: string, reason: string): ReceiverAnswer => {
         rejected.push({ status, reason, bytes });
-        answer(status, errorBody(code, reason));
+        return answer(status, errorBody(code, reason));
       };
       const next = script[0];
       if (next !== undefined) {
         next.remaining--;
         if (next.remaining <= 0) script.shift();
         failed.push(next.status);
-        answer(
+        return answer(
           next.status,
           errorBody('ScriptedFailure', `scripted HTTP ${next.status}`),
           next.headers,
         );
-        return;
       }
-      if (req.method !== 'POST') {
-        reject(405, 'MethodNotAllowed', 'only POST');
-        return;
-      }
-      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-      if (url.pathname !== WORKFLOW_PATH) {
-        reject(404, 'NotFound', 'no such workflow');
-        return;
-      }
-      if (url.searchParams.get('sig') !== signature) {
-        reject(401, 'Unauthorized', 'the signature is invalid');
-        return;
-      }
-      if (bytes > maxBytes) {
-        reject(413, 'RequestEntityTooLarge', 'Request Entity too large');
-        return;
-      }
-      const body = Buffer.concat(chunks).toString('utf8');
-      const verdict = judgeTeamsRequest(body, req.headers['content-type']);
-      if (!verdict.ok) {
-        reject(verdict.status, 'BadRequest', verdict.reason);
-        return;
-      }
+      if (method !== 'POST') return reject(405, 'MethodNotAllowed', 'only POST');
+      if (url.pathname !== WORKFLOW_PATH) return reject(404, 'NotFound', 'no such workflow');
+      if (url.searchParams.get('sig') !== signature)
+        return reject(401, 'Unauthorized', 'the signature is invalid');
+      if (overLimit) return reject(413, 'RequestEntityTooLarge', 'Request Entity too large');
+      const body = raw.toString('utf8');
+      const verdict = judgeTeamsRequest(body, headers['content-type']);
+      if (!verdict.ok) return reject(verdict.status, 'BadRequest', verdict.reason);
       const card: ReceivedTeamsCard = {
         message: verdict.message,
         card: verdict.card,
         body,
         bytes,
-        headers: req.headers,
+        headers,
       };
       cards.push(card);
       options.onCard?.(card);
-      answer(202);
-    });
-  });
+      return answer(202);
+    },
+    { maxBytes },
+  );
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   const query = `api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=${encodeURIComponent(signature)}`;
   return {
-    url: `http://127.0.0.1:${port}${WORKFLOW_PATH}?${query}`,
+    url: `${server.origin}${WORKFLOW_PATH}?${query}`,
     cards,
     rejected,
     failed,
@@ -257,12 +240,6 @@ export async function startTeamsReceiver(
           : headers;
       script.push({ status, remaining: count, headers: withRetryAfter });
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => {
-          resolve();
-        });
-      }),
+    close: () => server.close(),
   };
 }
