@@ -4,6 +4,7 @@ import { StatuswatchError, toError } from './errors.js';
 import type { Config } from './config/schema.js';
 import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
 import type { RedisClient } from './redis.js';
+import { REFUSAL_HINTS, refusalsOf, startupChecks } from './redis/refusals.js';
 import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { Pipeline, POLL_KINDS, type CycleReport, type PollKind } from './pipeline/cycle.js';
@@ -288,6 +289,25 @@ export class App extends EventEmitter<AppEvents> {
         ]),
       ),
     );
+    this.watchRefusals(log);
+  }
+
+  /**
+   * The refusal model of the connection (src/redis/refusals.ts) logs its episodes and feeds the
+   * metrics; when Redis takes work again the shared schedules are checked at once, as after an
+   * outage (a schedule's next poll Redis refused to add is restored).
+   */
+  private watchRefusals(log: Logger): void {
+    const refusals = refusalsOf(this.redis);
+    refusals.watch(log, this.keys);
+    refusals.on('refusal', (reason) => {
+      this.metrics.redisRefusals.inc({ reason });
+      this.metrics.redisRefusing.set({ reason }, 1);
+    });
+    refusals.on('accepting', () => {
+      this.metrics.redisRefusing.reset();
+      void this.resyncShared();
+    });
   }
 
   private async resyncShared(): Promise<void> {
@@ -358,6 +378,9 @@ export class App extends EventEmitter<AppEvents> {
       if (this.stopping()) return;
       throw err;
     }
+    if (this.stopping()) return;
+    // Once, before any job: an evicting maxmemory-policy, and the commands the ACL user lacks.
+    await startupChecks(this.redis, this.keys, log);
     if (this.stopping()) return;
     await this.api.start();
     await this.oweClosingsOfVanished();
@@ -431,15 +454,30 @@ export class App extends EventEmitter<AppEvents> {
    */
   async readiness(): Promise<Readiness> {
     const redis = await answersWithin(this.redis, READINESS_TIMEOUT_MS);
-    const checks = { redis, workers: this.running, config: true };
-    const ready = Object.values(checks).every(Boolean);
+    // Answering is not enough: a full, demoted or paused Redis answers PING and refuses writes.
+    const refusals = refusalsOf(this.redis);
+    const writes = redis && (await refusals.writable(READINESS_TIMEOUT_MS)).ok;
+    const refusing = refusals.current();
+    const checks = { redis, writes, workers: this.running, config: true };
+    const ready = Object.values(checks).every(Boolean) && refusing === null;
     if (this.wasReady !== null && ready !== this.wasReady) {
       const fields = { event: 'readiness:changed', ready, checks };
       if (ready) this.deps.log.info(fields, 'ready again');
       else this.deps.log.warn(fields, 'not ready');
     }
     this.wasReady = ready;
-    return { ready, checks };
+    if (refusing === null) return { ready, checks };
+    const reason = refusing.reasons[0] ?? 'stalled';
+    return {
+      ready,
+      checks,
+      redis: {
+        refusing: refusing.reasons,
+        hint: REFUSAL_HINTS[reason],
+        since: new Date(refusing.since).toISOString(),
+        ...(refusing.commands === undefined ? {} : { commands: refusing.commands }),
+      },
+    };
   }
 
   /** Every queue of the installation, by role (the table in src/queues.ts). */
@@ -611,6 +649,7 @@ export class App extends EventEmitter<AppEvents> {
     this.stopRequested = true;
     this.running = false;
     log.info({ event: 'app:stopping' }, 'draining');
+    refusalsOf(this.redis).close();
     await Promise.allSettled([
       this.poller.stop(),
       this.stages.stopWorkers(),

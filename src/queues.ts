@@ -1,7 +1,8 @@
-import { Queue, Worker, type Processor, type QueueOptions, type WorkerOptions } from 'bullmq';
+import { Job, Queue, Worker, type Processor, type QueueOptions, type WorkerOptions } from 'bullmq';
 import type { Logger } from 'pino';
 import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
+import { refusalBackoff, refusalOf, refusalsOf } from './redis/refusals.js';
 
 /**
  * Every BullMQ queue of an installation, by role, in one table: the stages import their queue's
@@ -65,8 +66,99 @@ const PASSING: readonly { pattern: RegExp; event: string; says: string }[] = [
 ];
 
 /**
+ * A BullMQ Worker that backs off while Redis refuses work. BullMQ's fetch loop treats an error
+ * reply (OOM, READONLY, NOPERM…) as "no job" and asks again at once — about a thousand times a
+ * second per worker against a full Redis — and its wait for jobs retries after 100 ms. Here a
+ * refused fetch pauses the loop first (250 ms doubling to 2 s, `refusalBackoff`), and so does
+ * the wait after a refusal; a close ends the pause.
+ */
+type DelayAbort = Parameters<Worker['delay']>[1];
+
+class PacedWorker<D, R> extends Worker<D, R> {
+  private refusedInARow = 0;
+  /** Ids of the jobs this worker is processing (or finishing). */
+  private readonly inHand = new Set<string>();
+  private readonly pausesEnd = new AbortController();
+  /** Ends a pause when the worker closes (BullMQ's type of an AbortController). */
+  private readonly closeAbort = this.pausesEnd as unknown as DelayAbort;
+
+  constructor(...args: ConstructorParameters<typeof Worker<D, R>>) {
+    super(...args);
+    this.once('closing', () => {
+      this.pausesEnd.abort();
+    });
+    this.on('error', (err) => {
+      // The wait for jobs (BZPOPMIN) reports its refusals as events, then waits `delay()`.
+      if (refusalOf(err) !== null) this.refusedInARow += 1;
+    });
+  }
+
+  protected override async moveToActive(token: string, name?: string): Promise<Job<D, R>> {
+    try {
+      const job = await super.moveToActive(token, name);
+      this.refusedInARow = 0;
+      return job;
+    } catch (err) {
+      if (refusalOf(err) !== null) {
+        this.refusedInARow += 1;
+        await super.delay(refusalBackoff(this.refusedInARow), this.closeAbort);
+      }
+      throw err;
+    }
+  }
+
+  override async processJob(
+    job: Job<D, R>,
+    token: string,
+    fetchNextCallback?: () => boolean,
+  ): ReturnType<Worker<D, R>['processJob']> {
+    const id = job.id ?? '';
+    this.inHand.add(id);
+    try {
+      return await super.processJob(job, token, fetchNextCallback);
+    } finally {
+      this.inHand.delete(id);
+    }
+  }
+
+  /**
+   * Puts back in the queue the active jobs this worker holds the lock of but no longer
+   * processes: a job taken just before Redis refused the scheduling of its next run (BullMQ then
+   * drops it), or whose completion Redis refused. Without this they wait for their lock to lapse
+   * and two stalled checks (30 to 60 s). Returns how many were put back.
+   */
+  async releaseOrphans(redis: RedisClient): Promise<number> {
+    const active = this.keys.active;
+    if (active === undefined) return 0;
+    const ids = await redis.lrange(active, 0, -1);
+    let released = 0;
+    for (const id of ids) {
+      if (this.inHand.has(id)) continue;
+      const token = await redis.get(`${this.toKey(id)}:lock`);
+      if (token === null || !token.startsWith(`${this.id}:`) || this.inHand.has(id)) continue;
+      const job = await Job.fromId<D, R>(this, id);
+      if (job === undefined) continue;
+      await job.moveToWait(token);
+      released += 1;
+    }
+    return released;
+  }
+
+  override async delay(milliseconds?: number, abortController?: DelayAbort): Promise<void> {
+    // BullMQ's own short pause after a failed wait for jobs: longer while Redis refuses.
+    if (milliseconds === undefined && this.refusedInARow > 0) {
+      await super.delay(refusalBackoff(this.refusedInARow), this.closeAbort);
+      return;
+    }
+    await super.delay(milliseconds, abortController);
+  }
+}
+
+/**
  * A worker on the queue of `role`: on the installation's prefix, its errors logged once here as
  * `worker:error` with the queue's name (BullMQ retries what failed; the line is for operators).
+ * A refusal of Redis (src/redis/refusals.ts) is not logged here: the refusal model counts it and
+ * logs the episode.
  */
 export function startWorker<D, R>(
   role: QueueRole,
@@ -74,12 +166,36 @@ export function startWorker<D, R>(
   home: QueueHome & { log: Logger },
   options: Omit<WorkerOptions, 'connection' | 'prefix'> = {},
 ): Worker<D, R> {
-  const worker = new Worker<D, R>(QUEUES[role], processor, {
+  const worker = new PacedWorker<D, R>(QUEUES[role], processor, {
     ...options,
     connection: home.connection,
     prefix: home.keys.tag,
   });
+  const refusals = refusalsOf(home.connection);
+  // Once Redis takes work again, what it refused to finish or reschedule runs again at once.
+  const release = (): void => {
+    worker.releaseOrphans(home.connection).then(
+      (n) => {
+        if (n > 0)
+          home.log.info(
+            { event: 'worker:jobs_released', queue: QUEUES[role], jobs: n },
+            `${QUEUES[role]} worker put back ${String(n)} job(s) Redis had refused to finish`,
+          );
+      },
+      (err: unknown) => {
+        home.log.warn(
+          { event: 'worker:release_failed', queue: QUEUES[role], err: toError(err).message },
+          `${QUEUES[role]} worker could not put back the jobs Redis had refused to finish`,
+        );
+      },
+    );
+  };
+  refusals.on('accepting', release);
+  worker.once('closed', () => {
+    refusals.off('accepting', release);
+  });
   worker.on('error', (err) => {
+    if (refusals.note(err, { queue: QUEUES[role] }) !== null) return;
     const message = toError(err).message;
     const passing = PASSING.find((p) => p.pattern.test(message));
     if (passing !== undefined) {

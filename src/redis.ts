@@ -2,6 +2,7 @@ import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisConfig } from './config/schema.js';
 import { toError } from './errors.js';
+import { refusalOf, refusalsOf } from './redis/refusals.js';
 
 /**
  * A statuswatch connection: one Redis (a URL, or the master a set of Sentinels names) or a Redis
@@ -129,6 +130,9 @@ function reportRedisOutages(redis: Redis): Redis {
   Object.assign(redis, {
     silentEmit(eventName: string, arg?: unknown): boolean {
       if (eventName !== 'error' || !tracker.isOutage(arg)) return silentEmit(eventName, arg);
+      // A reply refusing the connection (maxclients, LOADING) may follow the socket error that
+      // opened the outage: it is passed on as `refused` (see watchRedis).
+      if (refusalOf(arg) !== null) redis.emit('refused', toError(arg));
       return tracker.opened() ? redis.emit('unreachable', toError(arg)) : false;
     },
     duplicate(override?: Omit<Partial<RedisOptions>, 'replyMapping'>): Redis {
@@ -278,6 +282,14 @@ export function reconnectDelay(times: number, random: () => number = Math.random
   return Math.round(delay * (0.8 + 0.2 * random()));
 }
 
+/**
+ * ioredis `reconnectOnError` of a connection by address: reconnect on READONLY (1: the command
+ * itself fails, not re-sent, so a Redis that stays a replica is not asked again in a loop).
+ */
+export function reconnectOnReadonly(err: Error): 1 | false {
+  return /^READONLY\b/.test(err.message) ? 1 : false;
+}
+
 export interface RedisConnectionOptions {
   /** CLIENT SETNAME of the connection (every node's connection on a cluster). */
   connectionName?: string;
@@ -306,8 +318,12 @@ export function createRedis(
     retryStrategy: (times: number) => reconnectDelay(times),
     ...(options.connectionName === undefined ? {} : { connectionName: options.connectionName }),
   } satisfies RedisOptions;
-  if (typeof target === 'string') return reportOutages(new Redis(target, common));
-  if (isUrlForm(target)) return reportOutages(new Redis(target.url, common));
+  // A plain address: a READONLY reply means the server there was demoted (a failover), so the
+  // connection is made again, following a DNS name that has moved to the new primary; the
+  // command fails as refused (src/redis/refusals.ts) and its caller retries it.
+  const byAddress = { ...common, reconnectOnError: reconnectOnReadonly } satisfies RedisOptions;
+  if (typeof target === 'string') return reportOutages(new Redis(target, byAddress));
+  if (isUrlForm(target)) return reportOutages(new Redis(target.url, byAddress));
   if (isClusterForm(target)) {
     const seeds = endpointsOf(target.cluster, CLUSTER_DEFAULT_PORT);
     // The schema allows one set of credentials: the fields, or the same in every seed URL.
@@ -430,6 +446,11 @@ export function watchRedis(
       `${source} error`,
     );
   };
+  const refusals = refusalsOf(connection);
+  // A refusal at connect (maxclients, LOADING) is reported as such, with its hint, too.
+  connection.on('refused', (err: Error) => {
+    refusals.note(err, {}, true);
+  });
   connection.on('unreachable', (err: Error) => {
     log.warn(
       { event: 'redis:down', err: err.message },
@@ -438,13 +459,14 @@ export function watchRedis(
   });
   connection.on('reachable', (r: Reachable) => {
     lastLogged.clear();
+    refusals.accepted('connection');
     log.info(
       { event: 'redis:up', downMs: r.downMs, failedAttempts: r.failedAttempts },
       'redis reachable again',
     );
   });
   connection.on('error', (err: Error) => {
-    report('redis', toError(err));
+    if (refusals.note(err) === null) report('redis', toError(err));
   });
   // A cluster node's own trouble (one primary down while its replica takes over): the cluster
   // as a whole stays `ready` and ioredis retries the node's commands.
@@ -455,8 +477,10 @@ export function watchRedis(
   }
   for (const [source, emitter] of Object.entries(emitters)) {
     emitter.on('error', (err: Error) => {
-      // While Redis is unreachable every command fails; redis:down already said so.
+      // While Redis is unreachable every command fails; redis:down already said so. A refusal
+      // (OOM, READONLY…) is counted and reported by the refusal model, not line by line.
       if (isUnreachable(connection)) return;
+      if (refusals.note(err) !== null) return;
       report(source, toError(err));
     });
   }

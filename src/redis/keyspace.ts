@@ -38,6 +38,7 @@ const LEDGER = 'src/delivery/ledger.ts';
 const API_STORE = 'src/api/store.ts';
 const TOKENS = 'src/api/tokens.ts';
 const SLACK_APP = 'src/notify/slack/message-store.ts';
+const REFUSALS = 'src/redis/refusals.ts';
 
 function family(
   parts: string,
@@ -343,6 +344,14 @@ export const KEYSPACE = {
     'every transition of the service (90 days, 500)',
   ),
   histUpstream: family('hist:upstream', 'hash', HISTORY, 'poll kind → the last successful cycle'),
+  // Redis itself.
+  probeWritable: family('probe:writable', 'string', REFUSALS, "readiness's write probe (10 s)"),
+  redisCheck: family(
+    'redis-check:<type>',
+    'string',
+    REFUSALS,
+    "the start's permission check (deleted at its end)",
+  ),
   // BullMQ (`QUEUES`, src/queues.ts): the queues' own keys.
   queuePoll: queueFamily(QUEUES.poll, 'poll jobs and schedulers'),
   queueTransitions: queueFamily(QUEUES.transitions, 'one job per poll cycle'),

@@ -100,6 +100,18 @@ export function createMetrics() {
       help: 'Failed delivery jobs (dead letters; a batch that failed as a whole counts once), sampled at scrape time',
       registers: [registry],
     }),
+    redisRefusals: new Counter({
+      name: 'statuswatch_redis_refusals_total',
+      help: 'Commands Redis refused while up, by reason (oom, readonly, noreplicas, noperm, maxclients, busy, loading, misconf, masterdown, stalled)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    redisRefusing: new Gauge({
+      name: 'statuswatch_redis_refusing',
+      help: '1 while Redis refuses work for this reason (until a write, or for noperm every command statuswatch uses, succeeds again)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     configReloads: new Counter({
       name: 'statuswatch_config_reloads_total',
       help: 'Config reloads by outcome (ok, rejected)',

@@ -12,6 +12,8 @@ import type { OwnSockets } from './own-sockets.js';
 export interface Readiness {
   ready: boolean;
   checks: Record<string, boolean>;
+  /** Why Redis refuses work, when it does (src/redis/refusals.ts): reason, hint, since when. */
+  redis?: { refusing: string[]; hint: string; since: string; commands?: string[] };
 }
 
 export interface AdminApi {
@@ -140,6 +142,7 @@ export class OpsServer {
       send(res, r.ready ? 200 : 503, {
         status: r.ready ? 'ready' : 'not ready',
         checks: r.checks,
+        ...(r.redis === undefined ? {} : { redis: r.redis }),
       });
       return;
     }
