@@ -2,6 +2,7 @@ import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchOwner } from '../src/delivery/ledger.js';
 import { ORDER_HORIZON_MS } from '../src/delivery/order.js';
+import { rankOf as rank } from '../src/delivery/rules.js';
 import { UNKNOWN_CHANNEL_GRACE_MS } from '../src/delivery/worker.js';
 import { DELIVERIES_QUEUE, type BatchJobData } from '../src/delivery/queue.js';
 import type { Notification } from '../src/notify/types.js';
@@ -642,7 +643,6 @@ describe('order within a lifecycle on a route (real Redis, real HTTP)', () => {
     const { ledger } = h.queue;
     const field = 'payments|hook|stripe|incident:inc-1';
     const T = Date.UTC(2026, 10, 27, 9, 0, 0);
-    const rank = (at: number, closing: boolean): number => at * 2 + (closing ? 1 : 0);
     // An opening (T), its closing (T + 60 s) and a reopening (T + 120 s), each handed to a job
     // of its own; one more handed off without a listing.
     expect(await ledger.handOff('t-open:p:h', 'b:1', [{ field, rank: rank(T, false) }])).toBe(true);

@@ -5,6 +5,7 @@ import type { EventKind } from '../src/config/events.js';
 import { ClientCommandCounter } from '../src/bench/support.js';
 import { QUEUES } from '../src/queues.js';
 import { scripts } from '../src/redis/scripts.js';
+import { CLOCK_SKEW_MS } from '../src/delivery/rules.js';
 import { ChannelRegistry } from '../src/delivery/channels.js';
 import { DeliveryQueue } from '../src/delivery/queue.js';
 import { silentLogger } from '../src/log.js';
@@ -371,7 +372,7 @@ describe('routing a cycle as one batch', () => {
     const call = (job: string, now: number): Promise<string> =>
       scripts(tr!.redis).routingDecidedAt(
         [tr!.keys.key('routing', 'last-decided-at'), tr!.keys.key('routing', 'decided-at', job)],
-        [String(now), '3600000'],
+        [String(now), String(CLOCK_SKEW_MS), '3600000'],
       );
     expect(await call('c1', T0)).toBe(String(T0));
     // The next cycle, routed by a replica 5 s behind: still after the first.

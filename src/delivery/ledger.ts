@@ -9,8 +9,9 @@
  * - `j` — handed to its own retry job (job id = delivery id): retrying, or a dead letter;
  * - `s` — sent.
  *
- * The values are plain strings, not JSON: nothing to version. The scripts that move them are in
- * src/redis/scripts/ledger-*.lua.
+ * The values are plain strings, not JSON: nothing to version. They are spelled once, in
+ * `LEDGER_VALUES` (`rules.ts`); the scripts that move them (src/redis/scripts/ledger-*.lua) take
+ * them as ARGV.
  *
  * Beside it, `{prefix}:delivery-sending:<id>` (value `1`, short TTL renewed by its sender) says a
  * send of the delivery is still running somewhere after its batch handed it to its retry job (a
@@ -22,6 +23,7 @@
 import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
 import { ORDER_HORIZON_MS, horizonRank, type Ordered } from './order.js';
+import { LEDGER_VALUES, rankSpan } from './rules.js';
 
 /** Where a delivery is listed, or looked up, in its lifecycle's order. */
 type Listing = Pick<Ordered, 'field' | 'rank'>;
@@ -46,9 +48,11 @@ export type Claim =
 /** ledger-claim.lua's reply codes, by value. */
 const CLAIMS: readonly Claim[] = ['other', 'new', 'mine', 'handed'];
 
-export const BATCH_OWNER_PREFIX = 'b:';
+export const BATCH_OWNER_PREFIX = LEDGER_VALUES.batchOwnerPrefix;
 /** The ledger value of a delivery handed to its retry job (`ledger-hand-off.lua`). */
-const RETRY_JOB = 'j';
+const RETRY_JOB = LEDGER_VALUES.retryJob;
+/** The ledger value of a sent delivery (`ledger-mark-sent.lua`). */
+const SENT = LEDGER_VALUES.sent;
 /** Sent marks are gathered this long before they are written together. */
 export const MARK_FLUSH_MS = 5;
 
@@ -90,7 +94,7 @@ export class DeliveryLedger {
     if (ids.length === 0) return [];
     const reply = await this.scripts.ledgerClaim(
       ids.map((id) => this.key(id)),
-      [owner, String(this.sentTtlSeconds)],
+      [owner, String(this.sentTtlSeconds), RETRY_JOB],
     );
     return ids.map((_, i) => CLAIMS[reply[i] ?? 0] ?? 'other');
   }
@@ -107,7 +111,7 @@ export class DeliveryLedger {
         const keys = this.pendingMarks;
         this.pendingMarks = [];
         this.nextFlush = null;
-        this.scripts.ledgerMarkSent(keys, [String(this.sentTtlSeconds)]).then(() => {
+        this.scripts.ledgerMarkSent(keys, [String(this.sentTtlSeconds), SENT]).then(() => {
           resolve();
         }, reject);
       }, MARK_FLUSH_MS);
@@ -122,9 +126,14 @@ export class DeliveryLedger {
    */
   async handOff(id: string, owner: string, orders: readonly Listing[] = []): Promise<boolean> {
     const keys = [this.key(id), ...orders.map((o) => this.openKey(o.field))];
-    const argv = [owner, String(this.retryTtlSeconds)];
+    const argv = [owner, String(this.retryTtlSeconds), RETRY_JOB];
     if (orders.length > 0)
-      argv.push(String(ORDER_HORIZON_MS), id, ...orders.map((o) => String(o.rank)));
+      argv.push(
+        String(ORDER_HORIZON_MS),
+        String(rankSpan(ORDER_HORIZON_MS)),
+        id,
+        ...orders.map((o) => String(o.rank)),
+      );
     return (await this.scripts.ledgerHandOff(keys, argv)) === 1;
   }
 
@@ -154,7 +163,10 @@ export class DeliveryLedger {
 
   /** Undoes a hand-off whose retry job could not be added: the batch holds the delivery again. */
   async revertHandOff(id: string, owner: string): Promise<void> {
-    await this.scripts.ledgerRevertHandOff([this.key(id)], [owner, String(this.sentTtlSeconds)]);
+    await this.scripts.ledgerRevertHandOff(
+      [this.key(id)],
+      [owner, String(this.sentTtlSeconds), RETRY_JOB],
+    );
   }
 
   /**
@@ -164,7 +176,7 @@ export class DeliveryLedger {
    * where to list it again (a dead letter retried).
    */
   async renewHandOff(id: string, orders: readonly Listing[] = []): Promise<boolean> {
-    // The hand-off whose owner is the retry job itself ('j'): kept while it is 'j' or unset.
+    // The hand-off whose owner is the retry job itself: kept while it is the retry job's or unset.
     return this.handOff(id, RETRY_JOB, orders);
   }
 
@@ -208,7 +220,7 @@ export class DeliveryLedger {
 }
 
 function parseEntry(value: string | null | undefined): LedgerEntry {
-  if (value === 's') return { state: 'sent' };
+  if (value === SENT) return { state: 'sent' };
   if (value === RETRY_JOB) return { state: 'retry_job' };
   if (value?.startsWith(BATCH_OWNER_PREFIX) === true) return { state: 'claimed', owner: value };
   return { state: 'unknown' };

@@ -9,14 +9,18 @@
  *
  * The rank is the delivery's `createdAt` (the routing time of its cycle; cycles are routed one
  * at a time, in order; for a group's batch or a catch-up, the tick's time on that same clock)
- * doubled, plus one for a closing: an opening and its closing routed in one cycle share
- * `createdAt`, and the closing ranks after it. A batch or catch-up carries several lifecycles and is listed in each, with one
- * rank. Each delivery has one rank and waits only for strictly lower ones, so no two deliveries
+ * doubled, plus one for a closing (`rankOf`, `rules.ts`): an opening and its closing routed in one
+ * cycle share `createdAt`, and the closing ranks after it. A batch or catch-up carries several
+ * lifecycles and is listed in each, with one rank. Each delivery has one rank and waits only for strictly lower ones, so no two deliveries
  * ever wait for each other.
  */
 import type { Notification } from '../notify/types.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
 import { ledgerField } from '../routing/route.js';
+import { rankOf } from './rules.js';
+
+/** The routing clocks' skew rule, defined in `rules.ts` (exported here as before). */
+export { CLOCK_SKEW_MS } from './rules.js';
 
 /**
  * How long a listed delivery holds the later ones back at most (and how long the index lives),
@@ -25,12 +29,6 @@ import { ledgerField } from '../routing/route.js';
  * bounded because nothing must wait for ever.
  */
 export const ORDER_HORIZON_MS = 3 * 3600_000;
-
-/**
- * How far behind one replica's routing clock may be another's (the routing clock follows the
- * one-minute rule of `routing-decided-at.lua`).
- */
-export const CLOCK_SKEW_MS = 60_000;
 
 /** How long a delivery that has to wait waits before it looks again (±50% jitter). */
 export const ORDER_WAIT_MS = 5000;
@@ -63,7 +61,7 @@ export function ordersOf(n: Notification): Ordered[] {
     return [
       {
         field: ledgerField(route, lifecycleKey(only)),
-        rank: n.createdAt * 2 + (roleOf(only) === 'closing' ? 1 : 0),
+        rank: rankOf(n.createdAt, roleOf(only) === 'closing'),
         first: only.kind === 'incident.opened',
       },
     ];
@@ -77,14 +75,14 @@ export function ordersOf(n: Notification): Ordered[] {
   }
   return [...first].map(([key, isFirst]) => ({
     field: ledgerField(route, key),
-    rank: n.createdAt * 2 + 1,
+    rank: rankOf(n.createdAt, true),
     first: isFirst,
   }));
 }
 
 /** The rank a listing older than the horizon has (at `now`): lower ones are dropped. */
 export function horizonRank(now: number): number {
-  return (now - ORDER_HORIZON_MS) * 2;
+  return rankOf(now - ORDER_HORIZON_MS, false);
 }
 
 export function orderWaitMs(random: () => number = Math.random): number {

@@ -10,7 +10,8 @@ import type { Job, Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Notification } from '../notify/types.js';
 import { DeliveryLedger, batchOwner } from './ledger.js';
-import { CLOCK_SKEW_MS, ordersOf, type Ordered } from './order.js';
+import { ordersOf, type Ordered } from './order.js';
+import { CLOCK_SKEW_MS, isClosingRank, rankOf } from './rules.js';
 import { QUEUES, openQueue } from '../queues.js';
 
 export const DELIVERIES_QUEUE = QUEUES.deliveries;
@@ -391,8 +392,11 @@ export class DeliveryQueue {
  * listed before, and nothing waits in a circle.
  */
 function retriedListings(n: Notification, now: number): Ordered[] {
-  const floor = (now - CLOCK_SKEW_MS) * 2;
-  return ordersOf(n).map((o) => ({ ...o, rank: Math.max(o.rank, floor + (o.rank % 2)) }));
+  const since = now - CLOCK_SKEW_MS;
+  return ordersOf(n).map((o) => ({
+    ...o,
+    rank: Math.max(o.rank, rankOf(since, isClosingRank(o.rank))),
+  }));
 }
 
 function deadLetterOf(n: Notification, job: Job, attempts: number): DeadLetter {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Keys, RedisClient } from '../redis.js';
 import { scripts, type Scripts } from '../redis/scripts.js';
+import { CLOCK_SKEW_MS } from '../delivery/rules.js';
 import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../redis/stored.js';
 import { transitionSchema, type Transition } from '../diff/transition.js';
 import type { GateEffect, GateState } from './gate.js';
@@ -384,14 +385,14 @@ export class NoiseStore {
   /**
    * The time of a tick's batches and catch-ups on the routing clock (`routing-decided-at.lua`,
    * without a job): after every cycle routed before, and before every cycle routed after, for
-   * replica clocks up to a minute apart. Their `createdAt`, so their rank in the lifecycles
-   * they carry follows routing order.
+   * replica clocks up to `CLOCK_SKEW_MS` (a minute) apart. Their `createdAt`, so their rank in
+   * the lifecycles they carry follows routing order.
    */
   async orderTime(now: number): Promise<number> {
     const t = Number(
       await this.scripts.routingDecidedAt(
         [this.keys.key('routing', 'last-decided-at')],
-        [String(now)],
+        [String(now), String(CLOCK_SKEW_MS)],
       ),
     );
     return Number.isFinite(t) && t > 0 ? t : now;

@@ -42,8 +42,10 @@ const SPECS = {
   routingDecidedAt: script<
     // the routing clock, then optionally the cycle job's kept time
     readonly [last: string] | readonly [last: string, decided: string],
-    // now, then with the job's key: how long its time is kept
-    readonly [nowMs: string] | readonly [nowMs: string, retentionMs: string],
+    // now, the clock skew allowed (CLOCK_SKEW_MS), then with the job's key: how long its time
+    // is kept
+    | readonly [nowMs: string, skewMs: string]
+    | readonly [nowMs: string, skewMs: string, retentionMs: string],
     string
   >('routing-decided-at'),
   hashFieldCas: script<[hash: string], [field: string, read: string, next: string], number>(
@@ -71,10 +73,15 @@ const SPECS = {
     readonly string[],
     number
   >('noise-closed-in-quiet', 2),
-  ledgerClaim: script<readonly string[], [owner: string, ttlSeconds: string], number[]>(
-    'ledger-claim',
+  // The ledger's values (retryJob, sent) are LEDGER_VALUES of src/delivery/rules.ts.
+  ledgerClaim: script<
+    readonly string[],
+    [owner: string, ttlSeconds: string, retryJob: string],
+    number[]
+  >('ledger-claim'),
+  ledgerMarkSent: script<readonly string[], [ttlSeconds: string, sent: string], number>(
+    'ledger-mark-sent',
   ),
-  ledgerMarkSent: script<readonly string[], [ttlSeconds: string], number>('ledger-mark-sent'),
   historyAppend: script<
     readonly string[],
     // oldest score kept, most members kept, TTL ms, then per key: count, score/member pairs
@@ -84,14 +91,16 @@ const SPECS = {
   ledgerHandOff: script<
     // the ledger key, then the indexes of its lifecycles (none, one or more)
     readonly string[],
-    // owner, TTL seconds, then with indexes: index TTL ms, delivery id, a rank per index
+    // owner, TTL seconds, retry job's value, then with indexes: index TTL ms, that TTL in ranks,
+    // delivery id, a rank per index
     readonly string[],
     number
   >('ledger-hand-off'),
-  ledgerRevertHandOff: script<[key: string], [owner: string, ttlSeconds: string], number>(
-    'ledger-revert-hand-off',
-    1,
-  ),
+  ledgerRevertHandOff: script<
+    [key: string],
+    [owner: string, ttlSeconds: string, retryJob: string],
+    number
+  >('ledger-revert-hand-off', 1),
   pace: script<[key: string], [intervalMs: string, holdMs: string, slotHeld: '1' | '0'], number>(
     'pace',
     1,

@@ -8,6 +8,7 @@ import { openQueue, startWorker } from '../queues.js';
 import { scripts } from '../redis/scripts.js';
 import { toError } from '../errors.js';
 import type { DeliveryQueue } from '../delivery/queue.js';
+import { CLOCK_SKEW_MS } from '../delivery/rules.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
 import { eventNotification, route, type RoutableSubscription, type Route } from './match.js';
@@ -286,8 +287,8 @@ export class Router {
    * a Redis outage, then decides as the first run did, also across the start of quiet hours. A
    * silence that ended in between is no longer in force, so such a re-run does not apply it. A
    * first run's time is also later than the previous cycle's (by 1 ms when this replica's clock
-   * is behind, up to a minute): it is the `createdAt` of the cycle's deliveries, which orders
-   * them within their lifecycles (`src/delivery/order.ts`).
+   * is behind, up to `CLOCK_SKEW_MS`, a minute): it is the `createdAt` of the cycle's
+   * deliveries, which orders them within their lifecycles (`src/delivery/order.ts`).
    */
   private async decisionTime(jobId: string | undefined): Promise<number> {
     const now = this.now();
@@ -298,7 +299,7 @@ export class Router {
           this.options.keys.key('routing', 'last-decided-at'),
           this.options.keys.key('routing', 'decided-at', jobId),
         ],
-        [String(now), String(DECISION_TIME_RETENTION_MS)],
+        [String(now), String(CLOCK_SKEW_MS), String(DECISION_TIME_RETENTION_MS)],
       ),
     );
     return Number.isFinite(stored) && stored > 0 ? stored : now;
