@@ -341,7 +341,7 @@ describe('web console over HTTP', () => {
       fields: '[1]',
     });
     expect(badFields.status).toBe(400);
-    expect(await badFields.json()).toMatchObject({ issues: [{ field: 'fields' }] });
+    expect(await badFields.json()).toMatchObject({ error: { code: 'invalid', field: 'fields' } });
     const forB = await post('/subscriptions', w.tokens.admin, {
       name: 'search-extra',
       team: TEAM_B.team,

@@ -478,7 +478,13 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
 
     const disabled = await get(without, '/admin/dead-letters', `Bearer ${ADMIN_TOKEN}`);
     expect(disabled.status).toBe(404);
-    expect(await disabled.json()).toEqual({ error: 'admin API disabled (no server.adminToken)' });
+    expect(await disabled.json()).toEqual({
+      error: {
+        code: 'admin_disabled',
+        message: 'admin API disabled (no server.adminToken)',
+        field: null,
+      },
+    });
 
     for (const auth of [undefined, 'Bearer wrong-token', `Basic ${ADMIN_TOKEN}`, 'Bearer ']) {
       const res = await get(withToken, '/admin/dead-letters', auth);

@@ -110,13 +110,17 @@ describe('ops server admin answers', () => {
     for (const raw of ['%', '%ZZ', 'a%E0%A4%A']) {
       const service = await fetch(`${d.url}/admin/services/${raw}`, { headers: AUTH });
       expect(service.status, `/admin/services/${raw}`).toBe(400);
-      expect(await service.json()).toEqual({ error: 'bad service id encoding' });
+      expect(await service.json()).toEqual({
+        error: { code: 'invalid', message: 'bad service id encoding', field: null },
+      });
       const retry = await fetch(`${d.url}/admin/dead-letters/${raw}/retry`, {
         method: 'POST',
         headers: AUTH,
       });
       expect(retry.status, `/admin/dead-letters/${raw}/retry`).toBe(400);
-      expect(await retry.json()).toEqual({ error: 'bad dead letter id encoding' });
+      expect(await retry.json()).toEqual({
+        error: { code: 'invalid', message: 'bad dead letter id encoding', field: null },
+      });
     }
     // Well-formed ones still reach their handlers.
     const encoded = await fetch(`${d.url}/admin/services/str%69pe`, { headers: AUTH });
@@ -127,13 +131,17 @@ describe('ops server admin answers', () => {
       headers: AUTH,
     });
     expect(missingRetry.status).toBe(404);
-    expect(await missingRetry.json()).toEqual({ error: 'no dead letter no-such-letter' });
+    expect(await missingRetry.json()).toEqual({
+      error: { code: 'not_found', message: 'no dead letter no-such-letter', field: null },
+    });
   });
 
   it('404 for a service nothing is known about; 200 for one the upstream serves', async () => {
     const unknown = await fetch(`${d.url}/admin/services/no-such-feed`, { headers: AUTH });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: 'no service no-such-feed known' });
+    expect(await unknown.json()).toEqual({
+      error: { code: 'not_found', message: 'no service no-such-feed known', field: null },
+    });
     const known = await fetch(`${d.url}/admin/services/stripe`, { headers: AUTH });
     expect(known.status).toBe(200);
     const state = (await known.json()) as Record<string, unknown>;
@@ -142,7 +150,10 @@ describe('ops server admin answers', () => {
   });
 
   it('413 with a JSON error for a 10 MB silence body, and the client sees it (no reset)', async () => {
-    const tooLarge = { error: 'body larger than 65536 bytes' };
+    // `/admin/silences` is the API's route under another name: the API's 1 MB.
+    const tooLarge = {
+      error: { code: 'too_large', message: 'body larger than 1048576 bytes', field: '(root)' },
+    };
     const big = await fetch(`${d.url}/admin/silences`, {
       method: 'POST',
       headers: { ...AUTH, 'content-type': 'application/json' },
@@ -156,7 +167,7 @@ describe('ops server admin answers', () => {
     // And the server is fine afterwards.
     const list = await fetch(`${d.url}/admin/silences`, { headers: AUTH });
     expect(list.status).toBe(200);
-    expect(await list.json()).toEqual({ silences: [] });
+    expect(await list.json()).toEqual({ silences: [], next: null });
   });
 });
 

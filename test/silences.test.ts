@@ -5,8 +5,11 @@ import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
+import { pino } from 'pino';
+import { TeamsApi } from '../src/api/index.js';
+import { API_MAX_BODY_BYTES } from '../src/api/http.js';
+import { DEFAULT_QUOTAS } from '../src/api/quota-config.js';
 import { bearerMatches } from '../src/server/ops.js';
-import { handleSilences, MAX_BODY_BYTES } from '../src/silences/admin.js';
 import { silences, type SilenceTarget } from '../src/silences/match.js';
 import { SilenceValidationError, type Silence } from '../src/silences/model.js';
 import { EXPIRED_RETENTION_MS, SilenceStore } from '../src/silences/store.js';
@@ -184,28 +187,23 @@ describe('SilenceStore (real Redis)', () => {
   });
 });
 
-/** A real HTTP server doing what OpsServer does before admin routes: the bearer check. */
-async function startAdminServer(
-  store: () => SilenceStore,
-): Promise<{ url: string; server: Server }> {
+/**
+ * A real HTTP server routing as OpsServer does: `/admin/silences…` to the API's alias (which
+ * checks the token itself), `/api/v1/…` to the API; anything else a 404.
+ */
+async function startAdminServer(api: () => TeamsApi): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (!bearerMatches(req.headers.authorization, TOKEN)) {
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: 'missing or wrong bearer token' }));
-      return;
-    }
-    handleSilences(req, res, path, req.method ?? 'GET', store())
-      .then((handled) => {
-        if (!handled) {
-          res.writeHead(404, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: 'not a silences route' }));
-        }
-      })
-      .catch((err: unknown) => {
-        res.writeHead(500);
-        res.end(String(err));
-      });
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const route = async (): Promise<void> => {
+      if (await api().http.handleAdminAlias(req, res, url)) return;
+      if (url.pathname.startsWith('/api/v1/')) return api().http.handle(req, res, url);
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'not a silences route' }));
+    };
+    route().catch((err: unknown) => {
+      res.writeHead(500);
+      res.end(String(err));
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -214,9 +212,10 @@ async function startAdminServer(
 
 let http: { url: string; server: Server };
 let currentStore: SilenceStore;
+let currentApi: TeamsApi;
 
 beforeAll(async () => {
-  http = await startAdminServer(() => currentStore);
+  http = await startAdminServer(() => currentApi);
 });
 
 afterAll(async () => {
@@ -230,6 +229,25 @@ afterAll(async () => {
 
 beforeEach(() => {
   currentStore = new SilenceStore(t.redis, t.keys, now);
+  currentApi = new TeamsApi({
+    redis: t.redis,
+    keys: t.keys,
+    log: pino({ level: 'silent' }),
+    silences: currentStore,
+    env: {},
+    config: () => ({
+      channels: {},
+      subscriptions: [],
+      adminToken: TOKEN,
+      quotas: DEFAULT_QUOTAS,
+    }),
+    onChannels: () => undefined,
+    now,
+  });
+});
+
+afterEach(async () => {
+  await currentApi.store.close();
 });
 
 async function call(
@@ -246,8 +264,8 @@ async function call(
   return { status: res.statusCode, json: JSON.parse(text) as unknown, headers: res.headers };
 }
 
-describe('admin API /admin/silences (real HTTP server)', () => {
-  it('POST creates (201), GET lists, GET /{id} reads', async () => {
+describe('/admin/silences, the deprecated alias of /api/v1/silences (real HTTP server)', () => {
+  it('POST creates (201), GET lists, GET /{id} reads; every answer says it is deprecated', async () => {
     const created = await call('POST', '/admin/silences', JSON.stringify(request_()));
     expect(created.status).toBe(201);
     const s = created.json as Silence & { state: string };
@@ -258,13 +276,42 @@ describe('admin API /admin/silences (real HTTP server)', () => {
       author: 'alice',
       state: 'active',
     });
-    expect(created.headers.location).toBe(`/admin/silences/${s.id}`);
-    expect((await call('GET', '/admin/silences')).json).toEqual({ silences: [s], next: null });
+    expect(created.headers.location).toBe(`/api/v1/silences/${s.id}`);
+    expect(created.headers.deprecation).toBe('true');
+    expect(created.headers.link).toBe('</api/v1/silences>; rel="successor-version"');
+    const list = await call('GET', '/admin/silences');
+    expect(list.json).toEqual({ silences: [s], next: null });
+    // The same answer as the API's own route, paging included.
+    expect((await call('GET', '/api/v1/silences')).json).toEqual(list.json);
+    const paged = await call('GET', '/admin/silences?limit=1');
+    expect(paged.json).toEqual({ silences: [s], next: null });
     expect(await call('GET', `/admin/silences/${s.id}`)).toMatchObject({ status: 200, json: s });
     expect(await call('GET', '/admin/silences/unknown')).toMatchObject({
       status: 404,
-      json: { error: 'no silence unknown' },
+      json: { error: { code: 'not_found', message: 'no silence "unknown"', field: null } },
+      headers: { deprecation: 'true' },
     });
+  });
+
+  it('a team token is refused (403), a wrong one a 401, in the one error shape', async () => {
+    const team = await currentApi.tokens.create(
+      { tokenId: 'test', team: null, admin: true, address: '127.0.0.1' },
+      { team: 'payments' },
+    );
+    const asTeam = await request(`${http.url}/admin/silences`, {
+      headers: { authorization: `Bearer ${team.token}` },
+    });
+    expect(asTeam.statusCode).toBe(403);
+    expect(await asTeam.body.json()).toEqual({
+      error: { code: 'forbidden', message: 'team tokens cannot use the admin API', field: null },
+    });
+    const wrong = await request(`${http.url}/admin/silences`, {
+      headers: { authorization: 'Bearer nope' },
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(((await wrong.body.json()) as { error: { code: string } }).error.code).toBe(
+      'unauthorized',
+    );
   });
 
   it('400 names every invalid field', async () => {
@@ -279,7 +326,9 @@ describe('admin API /admin/silences (real HTTP server)', () => {
       }),
     );
     expect(res.status).toBe(400);
-    const issues = (res.json as { issues: { path: string }[] }).issues.map((i) => i.path);
+    const issues = (res.json as { error: { issues: { field: string }[] } }).error.issues.map(
+      (i) => i.field,
+    );
     expect(issues).toEqual(['matchers.events[1]', 'author', 'comment']);
     const time = await call(
       'POST',
@@ -289,23 +338,24 @@ describe('admin API /admin/silences (real HTTP server)', () => {
     expect(time).toMatchObject({
       status: 400,
       json: {
-        error: 'invalid silence',
-        issues: [{ path: 'endsAt', message: 'must end in the future' }],
+        error: { code: 'invalid', message: 'endsAt: must end in the future', field: 'endsAt' },
       },
     });
     expect(await currentStore.list({ includeExpired: true })).toEqual([]);
   });
 
-  it('400 for a body that is not JSON, 413 for one over 64 KiB', async () => {
+  it("400 for a body that is not JSON, 413 for one over the API's 1 MB", async () => {
     expect(await call('POST', '/admin/silences', '{nope')).toMatchObject({
       status: 400,
-      json: { error: 'body is not valid JSON' },
+      json: { error: { code: 'invalid_json', field: '(root)' } },
     });
     expect(await call('POST', '/admin/silences', '')).toMatchObject({ status: 400 });
-    const big = JSON.stringify(request_({ comment: 'x'.repeat(MAX_BODY_BYTES) }));
+    const big = JSON.stringify(request_({ comment: 'x'.repeat(API_MAX_BODY_BYTES) }));
     expect(await call('POST', '/admin/silences', big)).toMatchObject({
       status: 413,
-      json: { error: `body larger than ${MAX_BODY_BYTES} bytes` },
+      json: {
+        error: { code: 'too_large', message: `body larger than ${API_MAX_BODY_BYTES} bytes` },
+      },
     });
     expect(await currentStore.list({ includeExpired: true })).toEqual([]);
   });
@@ -334,6 +384,7 @@ describe('admin API /admin/silences (real HTTP server)', () => {
     expect(await call('PUT', '/admin/silences', '{}')).toMatchObject({
       status: 405,
       headers: { allow: 'GET, POST' },
+      json: { error: { code: 'method_not_allowed' } },
     });
     expect(await call('GET', '/admin/silences/x/expire')).toMatchObject({ status: 405 });
     expect(await call('GET', '/admin/silencesx')).toMatchObject({
@@ -381,7 +432,18 @@ async function runCli(
   await program.parseAsync(args, { from: 'user' });
 }
 
-describe('statuswatch silence (command functions against the admin API)', () => {
+describe('bearerMatches (the /admin/* check without the API)', () => {
+  it('matches the token only, whatever the case of "Bearer"', () => {
+    expect(bearerMatches(`Bearer ${TOKEN}`, TOKEN)).toBe(true);
+    expect(bearerMatches(`bearer  ${TOKEN} `, TOKEN)).toBe(true);
+    expect(bearerMatches(`Bearer ${TOKEN}x`, TOKEN)).toBe(false);
+    expect(bearerMatches('Bearer ', TOKEN)).toBe(false);
+    expect(bearerMatches(undefined, TOKEN)).toBe(false);
+    expect(bearerMatches(TOKEN, TOKEN)).toBe(false);
+  });
+});
+
+describe('statuswatch silence (command functions against /api/v1/silences)', () => {
   const adminTarget = (): AdminTarget => ({
     baseUrl: http.url,
     token: TOKEN,
@@ -519,7 +581,7 @@ describe('statuswatch silence (command functions against the admin API)', () => 
   it('expire of an unknown id: exit 1 with the server message', async () => {
     const io = captureIo();
     expect(await silenceExpire(adminTarget(), 'nope', io)).toBe(1);
-    expect(io.stderr).toEqual([`statuswatch: HTTP 404 from ${http.url}: no silence nope\n`]);
+    expect(io.stderr).toEqual([`statuswatch: HTTP 404 from ${http.url}: no silence "nope"\n`]);
   });
 
   it('$STATUSWATCH_ADMIN_TOKEN wins over the config; a refused token is named by source, never printed', async () => {

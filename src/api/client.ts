@@ -15,14 +15,25 @@ export const EXIT_FAILURE = 2;
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
+/** The `error` of an answer (`{error: {code, message, field, issues?}}`, src/server/http-error.ts). */
+export interface ErrorDetail {
+  code?: string;
+  message?: string;
+  field?: string | null;
+  issues?: { field: string; message: string }[];
+}
+
 export class ApiCommandError extends StatuswatchError {
   constructor(
     code: string,
     message: string,
     readonly exitCode: number,
     readonly status: number | null = null,
+    /** What the server said, when it answered with an error. */
+    readonly error: ErrorDetail | null = null,
+    options?: { cause?: unknown },
   ) {
-    super(code, message);
+    super(code, message, options);
   }
 }
 
@@ -93,12 +104,12 @@ export function resolveApiTarget(
 }
 
 interface ErrorBody {
-  error?: {
-    code?: string;
-    message?: string;
-    field?: string | null;
-    issues?: { field: string; message: string }[];
-  };
+  error?: ErrorDetail;
+}
+
+export interface ApiClientOptions {
+  /** The flag that sets the URL, named when the daemon cannot be reached (default `--url`). */
+  urlFlag?: string;
 }
 
 export class ApiClient {
@@ -108,7 +119,10 @@ export class ApiClient {
     connectTimeout: REQUEST_TIMEOUT_MS,
   });
 
-  constructor(private readonly target: ApiTarget) {}
+  constructor(
+    private readonly target: ApiTarget,
+    private readonly o: ApiClientOptions = {},
+  ) {}
 
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the answer's shape
   async call<T = Record<string, unknown>>(
@@ -125,8 +139,11 @@ export class ApiClient {
       (caught) =>
         new ApiCommandError(
           'api_unreachable',
-          `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --url right?`,
+          `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is ${this.o.urlFlag ?? '--url'} right?`,
           EXIT_FAILURE,
+          null,
+          null,
+          { cause: caught },
         ),
     );
     if (status >= 200 && status < 300) return { status, body: parsed as T };
@@ -164,7 +181,7 @@ export class ApiClient {
         status,
       );
     }
-    const e = body?.error;
+    const e = typeof body?.error === 'object' ? body.error : undefined;
     const issues = e?.issues ?? [];
     let detail = e?.message ?? 'no details';
     if (issues.length > 1) detail = issues.map((i) => `\n  ${i.field}: ${i.message}`).join('');
@@ -173,6 +190,7 @@ export class ApiClient {
       `HTTP ${status}: ${detail}`,
       status >= 500 ? EXIT_FAILURE : EXIT_INVALID,
       status,
+      e ?? null,
     );
   }
 

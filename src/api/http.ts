@@ -1,6 +1,7 @@
 /**
  * `/api/v1` on the ops server: JSON in and out, bodies of at most 1 MB, errors as
- * `{error: {code, message, field}}`. Every route but `/api/v1/openapi.json` needs a bearer token
+ * `{error: {code, message, field, issues?}}` (src/server/http-error.ts). `/admin/silences` is a
+ * deprecated alias of `/api/v1/silences` served here too (admin tokens only). Every route but `/api/v1/openapi.json` needs a bearer token
  * (tokens.ts); failed attempts are rate-limited per client address. The routes are the list in
  * openapi.ts; a handler per operation lives here.
  */
@@ -41,6 +42,7 @@ import type { ApiStore } from './store.js';
 import { bearerOf, type Actor, type TokenStore } from './tokens.js';
 import { clientAddress } from '../server/client-address.js';
 import { BodyError, readJsonBody } from '../server/body.js';
+import { bodyRefused, httpErrorOf, sendError } from '../server/http-error.js';
 
 /** Largest accepted request body. */
 export const API_MAX_BODY_BYTES = 1024 * 1024;
@@ -108,9 +110,7 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
     return await readJsonBody(req, API_MAX_BODY_BYTES);
   } catch (caught) {
     if (!(caught instanceof BodyError)) throw caught;
-    if (caught.status === 413)
-      throw new ApiError(413, 'too_large', caught.message, '(root)', [], caught.headers);
-    throw invalid([{ field: '(root)', message: caught.message }], 'invalid_json');
+    throw bodyRefused(caught);
   }
 }
 
@@ -490,9 +490,30 @@ export class ApiHttp {
     return attempt.value.admin ? 'ok' : 'forbidden';
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  /**
+   * `/admin/silences…`, the deprecated alias of `/api/v1/silences…`: the same handlers, validation
+   * and answers, for admin tokens only (a team token is a 403, as everywhere under `/admin/*`),
+   * with `Deprecation: true` and a `Link` to the successor. False for any other path.
+   */
+  async handleAdminAlias(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const target = apiPathOfAdminAlias(url.pathname);
+    if (target === null) return false;
+    const aliased = new URL(url.href);
+    aliased.pathname = target;
+    res.setHeader('deprecation', 'true');
+    res.setHeader('link', `<${target}>; rel="successor-version"`);
+    await this.handle(req, res, aliased, { adminOnly: true });
+    return true;
+  }
+
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    o: { adminOnly?: boolean } = {},
+  ): Promise<void> {
     try {
-      const reply = await this.dispatch(req, url);
+      const reply = await this.dispatch(req, url, o.adminOnly === true);
       send(res, reply.status, reply.body, reply.headers);
     } catch (caught) {
       const err = this.asApiError(caught);
@@ -503,19 +524,18 @@ export class ApiHttp {
         );
       }
       if (err.status === 413) req.resume();
-      send(res, err.status, err.body(), { ...err.headers });
+      sendError(res, err);
     }
   }
 
   private asApiError(caught: unknown): ApiError {
-    if (caught instanceof ApiError) return caught;
     if (caught instanceof SecretKeyError) {
       return new ApiError(503, caught.code, `stored secrets cannot be opened: ${caught.message}`);
     }
-    return new ApiError(500, 'internal', 'internal error');
+    return httpErrorOf(caught);
   }
 
-  private async dispatch(req: IncomingMessage, url: URL): Promise<Reply> {
+  private async dispatch(req: IncomingMessage, url: URL, adminOnly = false): Promise<Reply> {
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname;
     const matching = COMPILED.map((route) => ({ route, match: route.pattern.exec(path) })).filter(
@@ -531,6 +551,8 @@ export class ApiHttp {
       });
 
     const actor = await this.authenticate(req);
+    if (adminOnly && !actor.admin)
+      throw new ApiError(403, 'forbidden', 'team tokens cannot use the admin API');
     if (matching.length === 0) throw new ApiError(404, 'no_route', `no such path: ${path}`);
     if (hit === undefined) {
       const allow = [...new Set(matching.map((m) => m.route.spec.method))].join(', ');
@@ -622,6 +644,11 @@ function silenceDraftOf(body: unknown, now: number): ReturnType<typeof parseSile
     if (caught instanceof SilenceValidationError) throw invalidSilence(caught);
     throw caught;
   }
+}
+
+/** The `/api/v1` path an `/admin/silences…` path stands for; null for any other path. */
+export function apiPathOfAdminAlias(path: string): string | null {
+  return /^\/admin\/silences(?:\/.*)?$/.test(path) ? `/api/v1${path.slice('/admin'.length)}` : null;
 }
 
 function anonymous(address: string): Actor {

@@ -15,7 +15,8 @@
  * right token or not, is refused unchecked with 429 until the window ends. A request presenting
  * no token checks nothing and is not counted.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sameDigest, sha256 } from '../server/secret-compare.js';
 import type { IncomingMessage } from 'node:http';
 import type { Keys, RedisClient } from '../redis.js';
 import type { ChainableCommander } from 'ioredis';
@@ -62,10 +63,6 @@ export type Attempt<T> =
   | { outcome: 'ok'; value: T }
   | { outcome: 'failed' }
   | { outcome: 'limited'; retryAfterMs: number };
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
 
 /** The bearer token of a request, or undefined. */
 export function bearerOf(req: IncomingMessage): string | undefined {
@@ -214,7 +211,7 @@ export class TokenStore {
 
   /**
    * The actor a presented token stands for, or null (unknown, wrong, expired or revoked). Every
-   * comparison is between SHA-256 digests with `timingSafeEqual`.
+   * comparison is between SHA-256 digests in constant time (`sameDigest`).
    */
   async authenticate(
     presented: string | undefined,
@@ -224,7 +221,7 @@ export class TokenStore {
     if (presented === undefined || presented === '') return null;
     const digest = sha256(presented);
     if (adminToken !== undefined && adminToken !== '') {
-      if (timingSafeEqual(digest, sha256(adminToken))) {
+      if (sameDigest(digest, sha256(adminToken))) {
         return { tokenId: CONFIG_ADMIN_TOKEN_ID, team: null, admin: true, address };
       }
     }
@@ -233,7 +230,7 @@ export class TokenStore {
     const stored = text === null ? undefined : decode(STORED_TOKEN, text);
     if (text !== null && stored === undefined) countCorrupt(STORED_TOKEN.kind);
     const expected = stored === undefined ? this.decoy : Buffer.from(stored.hash, 'hex');
-    const equal = expected.length === digest.length && timingSafeEqual(digest, expected);
+    const equal = sameDigest(digest, expected);
     if (!equal || stored === undefined || this.stateOf(stored) !== 'active') return null;
     return { tokenId: stored.id, team: stored.team, admin: stored.admin, address };
   }

@@ -1,15 +1,15 @@
 /**
- * `statuswatch silence add | list | expire`: a client of the daemon's admin API
- * (`/admin/silences`). The server comes from `--server` (default: the config's `server.host` and
+ * `statuswatch silence add | list | expire`: a client of the daemon's `/api/v1/silences` through
+ * the one API client (src/api/client.ts). The server comes from `--server` (default: the config's `server.host` and
  * `server.port`, `localDaemonUrl`), the bearer token from `--token`, `$STATUSWATCH_ADMIN_TOKEN`
  * or the config's `server.adminToken`. The token is never printed, not even in errors.
  */
 import { userInfo } from 'node:os';
-import { Agent } from 'undici';
-import { printable, requestJson, resolveDaemonTarget } from './daemon-http.js';
+import { printable, resolveDaemonTarget } from './daemon-http.js';
+import { ApiClient, ApiCommandError, type ErrorDetail } from '../api/client.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { z } from 'zod';
-import { StatuswatchError, toError, errorCode } from '../errors.js';
+import { StatuswatchError, toError } from '../errors.js';
 import type { Config } from '../config/schema.js';
 import { EVENT_KINDS, isEventKind, type EventKind } from '../config/events.js';
 import { parseDuration } from '../config/duration.js';
@@ -20,8 +20,6 @@ import type { SilenceState } from '../silences/match.js';
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
 const EXIT_FAILURE = 2;
-
-const REQUEST_TIMEOUT_MS = 10_000;
 
 export class SilenceCommandError extends StatuswatchError {
   constructor(
@@ -101,13 +99,11 @@ const silenceViewSchema = silenceSchema.extend({
   state: z.enum(['pending', 'active', 'expired']),
 });
 
-/** A silence as the admin API returns it. */
+/** A silence as the API returns it. */
 export type SilenceView = Silence & { state: SilenceState };
 
-const errorBodySchema = z.looseObject({
-  error: z.string().optional(),
-  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-});
+/** Where the silences are (`/admin/silences` is its deprecated alias). */
+const SILENCES_PATH = '/api/v1/silences';
 
 /** CLI flag for each request field, so 400 issues point at what the user typed. */
 const FLAG_OF_PATH: readonly [RegExp, string][] = [
@@ -130,48 +126,46 @@ function describeIssue(issue: { path: string; message: string }): string {
     : `  ${flag} (${issue.path}): ${issue.message}`;
 }
 
-/** A minimal admin API client over undici. */
-export class SilenceClient {
-  private readonly agent = new Agent({
-    headersTimeout: REQUEST_TIMEOUT_MS,
-    bodyTimeout: REQUEST_TIMEOUT_MS,
-    connectTimeout: REQUEST_TIMEOUT_MS,
-  });
+/** Every field issue of an error answer: its list, else the one field's. */
+function issuesOf(e: ErrorDetail | null): { path: string; message: string }[] {
+  if (e === null) return [];
+  if (e.issues !== undefined && e.issues.length > 0)
+    return e.issues.map((i) => ({ path: i.field, message: i.message }));
+  if (typeof e.field !== 'string' || typeof e.message !== 'string') return [];
+  const prefix = `${e.field}: `;
+  const message = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  return [{ path: e.field, message }];
+}
 
-  constructor(private readonly target: AdminTarget) {}
+/** The silences client: the one API client against `/api/v1/silences`, with this command's errors. */
+export class SilenceClient {
+  private readonly api: ApiClient;
+
+  constructor(private readonly target: AdminTarget) {
+    this.api = new ApiClient(target, { urlFlag: '--server' });
+  }
 
   async create(body: Record<string, unknown>): Promise<SilenceView> {
-    const res = await this.call('POST', '/admin/silences', body);
+    const res = await this.call(() => this.api.call('POST', SILENCES_PATH, body));
     return this.parse(res, silenceViewSchema);
   }
 
-  /** Every page of the list (`next` followed as `cursor`; an older server answers in one). */
+  /** Every page of the list (`next` followed as `cursor`). */
   async list(all: boolean): Promise<SilenceView[]> {
-    const out: SilenceView[] = [];
-    let cursor: string | null = null;
-    for (let page = 0; page < 100_000; page += 1) {
-      const query = new URLSearchParams({ limit: '500' });
-      if (all) query.set('all', '1');
-      if (cursor !== null) query.set('cursor', cursor);
-      const res = await this.call('GET', `/admin/silences?${query.toString()}`);
-      const body = this.parse(
-        res,
-        z.object({ silences: z.array(silenceViewSchema), next: z.string().nullish() }),
-      );
-      out.push(...body.silences);
-      if (body.next === undefined || body.next === null || body.next === '') break;
-      cursor = body.next;
-    }
-    return out;
+    const path = all ? `${SILENCES_PATH}?all=1` : SILENCES_PATH;
+    const items = await this.call(() => this.api.listAll<unknown>(path, 'silences'));
+    return this.parse({ status: 200, body: items }, z.array(silenceViewSchema));
   }
 
   async expire(id: string): Promise<SilenceView> {
-    const res = await this.call('POST', `/admin/silences/${encodeURIComponent(id)}/expire`);
+    const res = await this.call(() =>
+      this.api.call('POST', `${SILENCES_PATH}/${encodeURIComponent(id)}/expire`),
+    );
     return this.parse(res, silenceViewSchema);
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.api.close();
   }
 
   private parse<T>(res: { status: number; body: unknown }, schema: z.ZodType<T>): T {
@@ -186,33 +180,23 @@ export class SilenceClient {
     return result.data;
   }
 
-  private async call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: unknown,
-  ): Promise<{ status: number; body: unknown }> {
-    const res = await requestJson(
-      this.agent,
-      this.target,
-      method,
-      path,
-      body,
-      (caught) =>
-        new SilenceCommandError(
-          'admin_unreachable',
-          `cannot reach statuswatch at ${this.target.baseUrl} (${errorCode(caught)}: ${toError(caught).message}); is the daemon running, and is --server right?`,
-          EXIT_FAILURE,
-          { cause: caught },
-        ),
-    );
-    if (res.status >= 200 && res.status < 300) return res;
-    throw this.failure(res.status, res.body);
+  /** Runs a request; the API client's errors become this command's (same words as ever). */
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (caught) {
+      if (!(caught instanceof ApiCommandError)) throw caught;
+      throw this.failure(caught);
+    }
   }
 
-  private failure(status: number, body: unknown): SilenceCommandError {
-    const parsed = errorBodySchema.safeParse(body);
-    const error = parsed.success ? parsed.data.error : undefined;
-    const issues = parsed.success ? (parsed.data.issues ?? []) : [];
+  private failure(caught: ApiCommandError): SilenceCommandError {
+    const { status } = caught;
+    if (status === null) {
+      return new SilenceCommandError('admin_unreachable', caught.message, EXIT_FAILURE, {
+        cause: caught.cause ?? caught,
+      });
+    }
     if (status === 401) {
       return new SilenceCommandError(
         'admin_unauthorized',
@@ -220,6 +204,7 @@ export class SilenceClient {
         EXIT_INVALID,
       );
     }
+    const issues = caught.error?.code === 'invalid' ? issuesOf(caught.error) : [];
     if (status === 400 && issues.length > 0) {
       return new SilenceCommandError(
         'silence_invalid',
@@ -227,7 +212,7 @@ export class SilenceClient {
         EXIT_INVALID,
       );
     }
-    const detail = error ?? 'no details';
+    const detail = caught.error?.message ?? 'no details';
     return new SilenceCommandError(
       status === 404 ? 'admin_not_found' : 'admin_failed',
       `HTTP ${status} from ${this.target.baseUrl}: ${detail}`,

@@ -12,7 +12,8 @@
  *
  * The token check itself is the seam (`ConsoleAuth`): today's admin token, and #13's team tokens.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { sameSecret, sha256 } from '../server/secret-compare.js';
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import type { Keys, RedisClient } from '../redis.js';
@@ -102,14 +103,8 @@ const SESSION = zodShape<Session>(
   }) as z.ZodType<Session>,
 );
 
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
-/** Constant-time string equality (hashed to equal length first). */
-export function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(sha256(a), sha256(b)) && a.length > 0;
-}
+/** Constant-time string equality (hashed to equal length first): the ops server's one helper. */
+export { sameSecret };
 
 /** Cookies of a request (first value of each name). */
 export function cookiesOf(req: IncomingMessage): Map<string, string> {

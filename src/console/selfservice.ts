@@ -7,16 +7,10 @@ import type { EventKind } from '../config/events.js';
 import type { Viewer } from './auth.js';
 import type { Silence, SilenceDraft } from '../silences/model.js';
 
-/** A refused change: `status` is the HTTP status to answer, `issues` name the fields. */
-export class ConsoleError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly issues: readonly { field: string; message: string }[] = [],
-  ) {
-    super(message);
-  }
-}
+/*
+ * A refused change is thrown as the ops server's one HTTP error (src/server/http-error.ts): its
+ * status is the one to answer, its field issues name the fields.
+ */
 
 export type ObjectView = Record<string, unknown> & {
   name: string;

@@ -30,6 +30,14 @@ import {
 } from './auth.js';
 import { clientAddress } from '../server/client-address.js';
 import { BodyError, parseJsonText, readFormBody, type FormBody } from '../server/body.js';
+import {
+  bodyRefused,
+  HttpError,
+  httpError,
+  httpErrorOf,
+  invalid,
+  type FieldIssue,
+} from '../server/http-error.js';
 import type { ConsoleConfig } from './config.js';
 import {
   loadNotifications,
@@ -65,7 +73,7 @@ import {
   type ChannelFormValues,
   type SubscriptionFormValues,
 } from './pages-self.js';
-import { ConsoleError, type SelfService } from './selfservice.js';
+import type { SelfService } from './selfservice.js';
 import { deadLetterClosed } from '../delivery/queue.js';
 
 export const CSP =
@@ -111,15 +119,6 @@ interface Form {
   getAll(name: string): string[];
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 function formOf(params: URLSearchParams): Form {
   return {
     get: (n) => params.get(n) ?? undefined,
@@ -143,13 +142,13 @@ async function readForm(req: IncomingMessage): Promise<Form> {
   try {
     body = await readFormBody(req, MAX_FORM_BYTES);
   } catch (caught) {
-    if (caught instanceof BodyError) throw new HttpError(caught.status, caught.message);
+    if (caught instanceof BodyError) throw bodyRefused(caught);
     throw caught;
   }
   if (body.type === 'form') return formOf(body.params);
   const parsed = body.value;
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new HttpError(400, 'expected a JSON object');
+    throw httpError(400, 'expected a JSON object');
   return jsonForm(parsed as Record<string, unknown>);
 }
 
@@ -164,7 +163,7 @@ function decodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new HttpError(400, 'bad percent-encoding in the path');
+    throw httpError(400, 'bad percent-encoding in the path');
   }
 }
 
@@ -246,9 +245,9 @@ export class Console {
     try {
       await this.route(req, res, url, method, json);
     } catch (caught) {
-      const status =
-        caught instanceof HttpError || caught instanceof ConsoleError ? caught.status : 500;
-      const message = status === 500 ? 'internal error' : toError(caught).message;
+      // One error shape (src/server/http-error.ts); anything unexpected is a 500 `internal`.
+      const err = httpErrorOf(caught);
+      const { status, message } = err;
       if (status === 500)
         this.o.log.error(
           { event: 'console:error', path, err: toError(caught).message },
@@ -257,7 +256,7 @@ export class Console {
       if (!res.headersSent) {
         // An oversized body may still be arriving: the connection is not kept for another request.
         if (status === 413) res.setHeader('connection', 'close');
-        if (json) this.sendJson(res, status, { error: message });
+        if (json) this.sendJson(res, status, err.body());
         else
           this.sendHtml(res, status, errorPage(this.frame(null, 'none', 'Error'), status, message));
       } else res.end();
@@ -283,7 +282,7 @@ export class Console {
       res.end(method === 'HEAD' ? undefined : css ? CONSOLE_CSS : CONSOLE_JS);
       return;
     }
-    if (path.startsWith('/static/')) throw new HttpError(404, `no such file: ${path}`);
+    if (path.startsWith('/static/')) throw httpError(404, `no such file: ${path}`);
     const atom = /^\/feeds\/([^/]+)\.atom$/.exec(path);
     if (atom !== null && (method === 'GET' || method === 'HEAD')) {
       await this.atom(req, res, decodeSegment(atom[1] ?? ''));
@@ -301,7 +300,11 @@ export class Console {
     if (identity === null) {
       if (json || method !== 'GET') {
         res.setHeader('www-authenticate', 'Bearer');
-        this.sendJson(res, 401, { error: 'log in first (session cookie or bearer token)' });
+        this.sendJson(
+          res,
+          401,
+          httpError(401, 'log in first (session cookie or bearer token)').body(),
+        );
       } else {
         this.redirect(res, `/login?next=${encodeURIComponent(path + url.search)}`);
       }
@@ -317,7 +320,7 @@ export class Console {
             { event: 'console:csrf_refused', path, viewer: identity.viewer.id },
             'console POST without a valid CSRF token refused',
           );
-          throw new HttpError(403, 'missing or wrong CSRF token: reload the page and try again');
+          throw httpError(403, 'missing or wrong CSRF token: reload the page and try again');
         }
       }
       await this.post(ctx, form);
@@ -325,7 +328,7 @@ export class Console {
     }
     if (method !== 'GET' && method !== 'HEAD') {
       res.setHeader('allow', 'GET, POST');
-      throw new HttpError(405, `method ${method} not allowed here`);
+      throw httpError(405, `method ${method} not allowed here`);
     }
     await this.get(ctx);
   }
@@ -406,16 +409,16 @@ export class Console {
       );
       return;
     }
-    if (method !== 'POST') throw new HttpError(405, `method ${method} not allowed here`);
+    if (method !== 'POST') throw httpError(405, `method ${method} not allowed here`);
     const form = await readForm(req);
     const next = localPath(form.get('next'));
     const expected = cookiesOf(req).get(LOGIN_COOKIE);
     if (expected === undefined || !sameSecret(form.get('csrf') ?? '', expected))
-      throw new HttpError(403, 'missing or wrong CSRF token: reload the login page and try again');
+      throw httpError(403, 'missing or wrong CSRF token: reload the login page and try again');
     const fresh = randomBytes(24).toString('base64url');
     const again = (status: number, error: string): void => {
       if (json) {
-        this.sendJson(res, status, { error });
+        this.sendJson(res, status, httpError(status, error).body());
         return;
       }
       this.sendHtml(
@@ -486,8 +489,7 @@ export class Console {
     if (service !== null) {
       const feedId = decodeSegment(service[1] ?? '');
       const data = await loadService(src, viewer, feedId);
-      if (data === null)
-        throw new HttpError(404, `no service ${feedId} among the services you watch`);
+      if (data === null) throw httpError(404, `no service ${feedId} among the services you watch`);
       this.page(ctx, data, () =>
         servicePage({ ...this.frame(ctx.identity, 'overview', data.name, url), refresh: 5 }, data),
       );
@@ -548,7 +550,7 @@ export class Console {
       );
       return;
     }
-    throw new HttpError(405, `use POST for ${path}`);
+    throw httpError(405, `use POST for ${path}`);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -570,7 +572,7 @@ export class Console {
       const visible = new Set((await src.subscriptionsFor(viewer)).map((s) => s.name));
       const dead = (await src.deliveries.deadLetters(1000)).find((d) => d.id === id);
       if (dead === undefined || !visible.has(dead.subscription)) {
-        if (ctx.json) throw new HttpError(404, `no dead letter ${id}`);
+        if (ctx.json) throw httpError(404, `no dead letter ${id}`);
         this.done(ctx, '/notifications', 'retry-missing', {});
         return;
       }
@@ -586,8 +588,8 @@ export class Console {
         },
         `dead letter ${id} retried from the console: ${result.outcome}`,
       );
-      if (result.outcome === 'closed' && ctx.json) throw new HttpError(409, deadLetterClosed(id));
-      if (!ok && ctx.json) throw new HttpError(404, `no dead letter ${id}`);
+      if (result.outcome === 'closed' && ctx.json) throw httpError(409, deadLetterClosed(id));
+      if (!ok && ctx.json) throw httpError(404, `no dead letter ${id}`);
       this.done(
         ctx,
         '/notifications',
@@ -606,7 +608,7 @@ export class Console {
       const own = new Set((await src.subscriptionsFor(viewer)).map((s) => s.name));
       const silence = await src.silences.get(id);
       if (silence === undefined || !visibleSilence(silence, viewer, own))
-        throw new HttpError(404, `no silence ${id}`);
+        throw httpError(404, `no silence ${id}`);
       const expired = await src.silences.expire(id);
       this.o.log.info(
         { event: 'silence:expired', silenceId: id, viewer: viewer.id },
@@ -649,7 +651,7 @@ export class Console {
     if (feed !== null) {
       const sub = decodeSegment(feed[1] ?? '');
       const visible = (await src.subscriptionsFor(viewer)).map((s) => s.name);
-      if (!visible.includes(sub)) throw new HttpError(404, `no subscription ${sub}`);
+      if (!visible.includes(sub)) throw httpError(404, `no subscription ${sub}`);
       if (feed[2] === 'revoke') {
         await this.feeds.revoke(sub);
         this.done(ctx, '/feeds', 'revoked', { revoked: sub });
@@ -665,12 +667,12 @@ export class Console {
       else await this.feedsPage(ctx, { subscription: sub, url: feedUrl });
       return;
     }
-    throw new HttpError(405, `GET only: ${path}`);
+    throw httpError(405, `GET only: ${path}`);
   }
 
   private selfService(): SelfService {
     const self = this.o.selfService;
-    if (self === undefined) throw new HttpError(404, 'the subscriptions API is not available');
+    if (self === undefined) throw httpError(404, 'the subscriptions API is not available');
     return self;
   }
 
@@ -702,14 +704,20 @@ export class Console {
     const values = this.silenceForm(form);
     const services = splitList(values.services);
     let subscriptions = values.subscriptions;
-    const issues: string[] = [];
+    const issues: FieldIssue[] = [];
     if (viewer.team !== null) {
       if (subscriptions.length === 0) subscriptions = own;
       const foreign = subscriptions.filter((s) => !own.includes(s));
       if (foreign.length > 0)
-        issues.push(`matchers.subscriptions: not your team's: ${foreign.join(', ')}`);
+        issues.push({
+          field: 'matchers.subscriptions',
+          message: `not your team's: ${foreign.join(', ')}`,
+        });
       if (subscriptions.length === 0)
-        issues.push('matchers.subscriptions: your team has no subscriptions');
+        issues.push({
+          field: 'matchers.subscriptions',
+          message: 'your team has no subscriptions',
+        });
     }
     const matchers: Record<string, string[]> = {};
     if (services.length > 0) matchers.services = services;
@@ -727,14 +735,15 @@ export class Console {
       draft = parseSilenceRequest(request, src.now());
     } catch (err) {
       if (!(err instanceof SilenceValidationError)) throw err;
-      issues.push(...err.issues.map((i) => `${i.path}: ${i.message}`));
+      issues.push(...err.issues.map((i) => ({ field: i.path, message: i.message })));
     }
     if (issues.length > 0 || draft === null) {
       if (ctx.json) {
-        this.sendJson(ctx.res, 400, { error: 'invalid silence', issues });
+        this.sendJson(ctx.res, 400, invalid(issues).body());
         return;
       }
-      await this.silencesPage(ctx, values, null, issues, 400);
+      const lines = issues.map((i) => `${i.field}: ${i.message}`);
+      await this.silencesPage(ctx, values, null, lines, 400);
       return;
     }
     const preview = await previewSilence(src, visible, draft.matchers);
@@ -752,9 +761,8 @@ export class Console {
           ? await src.silences.add(request)
           : await self.createSilence(ctx.viewer, draft);
     } catch (err) {
-      if (!(err instanceof ConsoleError)) throw err;
-      if (ctx.json)
-        this.sendJson(ctx.res, err.status, { error: err.message, issues: [err.message] });
+      if (!(err instanceof HttpError) || err.status >= 500) throw err;
+      if (ctx.json) this.sendJson(ctx.res, err.status, err.body());
       else await this.silencesPage(ctx, values, null, [err.message], err.status);
       return;
     }
@@ -863,7 +871,7 @@ export class Console {
   }
 
   /**
-   * Runs a form's save. A refusal (a ConsoleError below 500) answers with the form again and its
+   * Runs a form's save. A refusal (an HttpError below 500) answers with the form again and its
    * issues (a JSON client gets them as JSON); anything else is thrown on. True when it saved.
    */
   private async saveForm(
@@ -875,12 +883,13 @@ export class Console {
       await save();
       return true;
     } catch (err) {
-      if (!(err instanceof ConsoleError) || err.status >= 500) throw err;
+      if (!(err instanceof HttpError) || err.status >= 500) throw err;
       if (ctx.json) {
-        this.sendJson(ctx.res, err.status, { error: err.message, issues: err.issues });
+        this.sendJson(ctx.res, err.status, err.body());
       } else {
+        const found = err.fieldIssues();
         const issues =
-          err.issues.length > 0 ? err.issues.map((i) => `${i.field}: ${i.message}`) : [err.message];
+          found.length > 0 ? found.map((i) => `${i.field}: ${i.message}`) : [err.message];
         await again(issues, err.status);
       }
       return false;
@@ -943,7 +952,7 @@ export class Console {
     const event = ctx.url.searchParams.get('event') ?? 'incident.opened';
     let preview: { name: string; event: string; text: string } | null = null;
     if (previewName !== null && ctx.method === 'GET') {
-      if (!isEventKind(event)) throw new HttpError(400, 'event: unknown event kind');
+      if (!isEventKind(event)) throw httpError(400, 'event: unknown event kind');
       preview = {
         name: previewName,
         event,
@@ -985,14 +994,14 @@ export class Console {
       fields = parseJsonText(values.fields.trim() === '' ? '{}' : values.fields);
     } catch (caught) {
       if (caught instanceof BodyError && caught.problem === 'too_deep')
-        throw new HttpError(400, `fields: ${caught.message}`);
+        throw httpError(400, `fields: ${caught.message}`);
       fields = null;
     }
     const saved = await this.saveForm(
       ctx,
       async () => {
         if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
-          throw new ConsoleError(400, 'fields: expected a JSON object', [
+          throw invalid([
             { field: 'fields', message: 'expected a JSON object of the channel’s fields' },
           ]);
         await self.putChannel(
@@ -1037,7 +1046,7 @@ export class Console {
 
   private async atom(req: IncomingMessage, res: ServerResponse, secret: string): Promise<void> {
     const sub = await this.feeds.lookup(secret);
-    if (sub === null) throw new HttpError(404, 'no such feed');
+    if (sub === null) throw httpError(404, 'no such feed');
     const src = this.o.sources;
     const now = src.now();
     const items = await src.noise.recentHistory(now - 40 * 86_400_000, 5000);

@@ -4,21 +4,22 @@
  * subscriptions and channels with the API's own validation, ownership rules and audit entries.
  * A viewer is the token's actor: admins (`team: null`) see everything, a team its own objects.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { redactText } from '../config/secret-text.js';
 import { CHANNEL_TYPES, channelSecrets } from '../notify/kinds.js';
 import { renderForChannel } from '../commands/render.js';
 import { notifyTest } from '../commands/notify-test.js';
 import type { TeamsApi } from '../api/index.js';
-import { ApiError } from '../api/errors.js';
 import { SecretKeyError } from '../api/crypto.js';
 import { subscriptionSchema } from '../api/model.js';
 import { ServiceSearch } from '../api/services.js';
 import { CONFIG_ADMIN_TOKEN_ID, type Actor } from '../api/tokens.js';
 import type { Keys, RedisClient } from '../redis.js';
 import type { ConsoleAuth, Viewer } from './auth.js';
-import { ConsoleError, type ObjectView, type SelfService } from './selfservice.js';
+import type { ObjectView, SelfService } from './selfservice.js';
+import { HttpError } from '../server/http-error.js';
+import { sameDigest } from '../server/secret-compare.js';
 
 /** A digest of the config file's admin token, kept in its sessions (never the token itself). */
 function adminProof(token: string): string {
@@ -59,7 +60,7 @@ export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): 
         if (t === undefined || t === '' || viewer.proof === undefined) return false;
         const want = Buffer.from(adminProof(t), 'hex');
         const have = Buffer.from(viewer.proof, 'hex');
-        return have.length === want.length && timingSafeEqual(have, want);
+        return sameDigest(have, want);
       }
       const token = (await api.tokens.list()).find((t) => t.id === viewer.id);
       return token?.state === 'active';
@@ -93,19 +94,10 @@ export function teamsSubscriptions(
   };
 }
 
+/** The API's refusals are already the one HTTP error; a closed secret box becomes a 503. */
 function consoleError(err: unknown): unknown {
-  if (err instanceof ApiError)
-    return new ConsoleError(
-      err.status,
-      err.message,
-      err.issues.length > 0
-        ? err.issues
-        : err.field === null
-          ? []
-          : [{ field: err.field, message: err.message.replace(/^[^:]*: /, '') }],
-    );
   if (err instanceof SecretKeyError)
-    return new ConsoleError(503, `stored secrets cannot be opened: ${err.message}`);
+    return new HttpError(503, err.code, `stored secrets cannot be opened: ${err.message}`);
   return err;
 }
 
@@ -159,8 +151,9 @@ export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys):
       mapped(async () => {
         const { config, source } = await api.store.resolveChannel(actorOf(viewer), name);
         if (source === 'config' && viewer.team !== null)
-          throw new ConsoleError(
+          throw new HttpError(
             403,
+            'forbidden',
             "a team can preview its own team's channels only; config-file channels are previewed by an admin",
           );
         return redactText(
@@ -172,8 +165,9 @@ export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys):
       mapped(async () => {
         const { config, source } = await api.store.resolveChannel(actorOf(viewer), name);
         if (source === 'config' && viewer.team !== null)
-          throw new ConsoleError(
+          throw new HttpError(
             403,
+            'forbidden',
             "a team can test its own team's channels only; config-file channels are tested by an admin",
           );
         const egress = api.egressFor(source);

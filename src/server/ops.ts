@@ -1,10 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { StatuswatchError, toError } from '../errors.js';
 import type { Metrics } from './metrics.js';
-import { handleSilences } from '../silences/admin.js';
+import { HttpError, sendError } from './http-error.js';
+import { sameSecret } from './secret-compare.js';
 import type { SilenceStore } from '../silences/store.js';
 import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
 import type { OwnSockets } from './own-sockets.js';
@@ -39,9 +39,13 @@ export interface OpsServerOptions {
   readiness: () => Promise<Readiness>;
   adminToken: () => string | undefined;
   admin: AdminApi;
-  /** The teams API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*. */
+  /**
+   * The teams API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*, and
+   * serves `/admin/silences`, the deprecated alias of `/api/v1/silences`.
+   */
   api?: {
     handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+    handleAdminAlias(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
     adminAccess(
       req: IncomingMessage,
     ): Promise<'ok' | 'unauthorized' | 'forbidden' | { limited: true; retryAfterMs: number }>;
@@ -65,16 +69,22 @@ function decodeSegment(raw: string): string | undefined {
   }
 }
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** Constant-time bearer check (both sides hashed to equal length first). */
+/** Constant-time bearer check (src/server/secret-compare.ts). */
 export function bearerMatches(header: string | undefined, token: string): boolean {
   if (header === undefined) return false;
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
-  const presented = match?.[1] ?? '';
-  return timingSafeEqual(digest(presented), digest(token)) && presented.length > 0;
+  return sameSecret(match?.[1] ?? '', token);
+}
+
+/** Answers an error in the ops server's one JSON shape, `{error: {code, message, field}}`. */
+function fail(
+  res: ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  sendError(res, new HttpError(status, code, message, null, [], headers));
 }
 
 function send(
@@ -104,7 +114,7 @@ export class OpsServer {
           { event: 'ops:error', err: toError(err).message },
           'ops request failed',
         );
-        if (!res.headersSent) send(res, 500, { error: 'internal error' });
+        if (!res.headersSent) fail(res, 500, 'internal', 'internal error');
         else res.end();
       });
     });
@@ -158,25 +168,32 @@ export class OpsServer {
     if (this.options.ownSockets?.has(req) === true) {
       // The daemon calling itself (a channel pointed at this server): never a token check, so
       // never a failed attempt counted against the address it comes from.
-      send(res, 403, {
-        error: 'statuswatch does not answer its own outbound requests (a channel pointing here?)',
-      });
+      fail(
+        res,
+        403,
+        'own_request',
+        'statuswatch does not answer its own outbound requests (a channel pointing here?)',
+      );
       return;
     }
-    if (path.startsWith('/admin/')) return this.admin(req, res, path);
+    if (path.startsWith('/admin/')) return this.admin(req, res, url);
     if (this.options.api !== undefined && (path === '/api/v1' || path.startsWith('/api/v1/')))
       return this.options.api.handle(req, res, url);
     if (this.options.console !== undefined && (await this.options.console.handle(req, res, url)))
       return;
-    send(res, 404, { error: `no such path: ${path}` });
+    fail(res, 404, 'no_route', `no such path: ${path}`);
   }
 
-  private async admin(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  private async admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname;
     const token = this.options.adminToken();
     if (token === undefined || token === '') {
-      send(res, 404, { error: 'admin API disabled (no server.adminToken)' });
+      fail(res, 404, 'admin_disabled', 'admin API disabled (no server.adminToken)');
       return;
     }
+    // `/admin/silences…`: the API's silences handlers, which check the token themselves.
+    if (this.options.api !== undefined && (await this.options.api.handleAdminAlias(req, res, url)))
+      return;
     const access =
       this.options.api === undefined
         ? bearerMatches(req.headers.authorization, token)
@@ -185,24 +202,26 @@ export class OpsServer {
         : await this.options.api.adminAccess(req);
     if (typeof access === 'object') {
       const seconds = String(Math.ceil(access.retryAfterMs / 1000));
-      res.setHeader('retry-after', seconds);
-      send(res, 429, {
-        error: `too many failed attempts from this address; try again in ${seconds} s`,
-      });
+      fail(
+        res,
+        429,
+        'rate_limited',
+        `too many failed attempts from this address; try again in ${seconds} s`,
+        { 'retry-after': seconds },
+      );
       return;
     }
     if (access === 'forbidden') {
-      send(res, 403, { error: 'team tokens cannot use the admin API' });
+      fail(res, 403, 'forbidden', 'team tokens cannot use the admin API');
       return;
     }
     if (access !== 'ok') {
-      res.setHeader('www-authenticate', 'Bearer');
-      send(res, 401, { error: 'missing or wrong bearer token' });
+      fail(res, 401, 'unauthorized', 'missing or wrong bearer token', {
+        'www-authenticate': 'Bearer',
+      });
       return;
     }
     const method = req.method ?? 'GET';
-    if (await handleSilences(req, res, path, method, this.options.admin.silences, this.options.log))
-      return;
     if (path === '/admin/dead-letters' && method === 'GET') {
       send(res, 200, { deadLetters: await this.options.admin.deadLetters() });
       return;
@@ -211,14 +230,15 @@ export class OpsServer {
     if (retry !== null && method === 'POST') {
       const id = decodeSegment(retry[1] ?? '');
       if (id === undefined) {
-        send(res, 400, { error: 'bad dead letter id encoding' });
+        fail(res, 400, 'invalid', 'bad dead letter id encoding');
         return;
       }
       const result = await this.options.admin.retryDeadLetter(id);
       if (result.outcome === 'retried') send(res, 200, { retried: id });
-      else if (result.outcome === 'closed')
-        send(res, 409, { error: deadLetterClosed(id), lifecycle: result.lifecycle });
-      else send(res, 404, { error: `no dead letter ${id}` });
+      else if (result.outcome === 'closed') {
+        const err = new HttpError(409, 'dead_letter_closed', deadLetterClosed(id));
+        send(res, 409, { ...err.body(), lifecycle: result.lifecycle });
+      } else fail(res, 404, 'not_found', `no dead letter ${id}`);
       return;
     }
     if (path === '/admin/upstream/vocabulary' && method === 'GET') {
@@ -229,15 +249,15 @@ export class OpsServer {
     if (service !== null && method === 'GET') {
       const feedId = decodeSegment(service[1] ?? '');
       if (feedId === undefined) {
-        send(res, 400, { error: 'bad service id encoding' });
+        fail(res, 400, 'invalid', 'bad service id encoding');
         return;
       }
       const state = await this.options.admin.serviceState(feedId);
-      if (state === null) send(res, 404, { error: `no service ${feedId} known` });
+      if (state === null) fail(res, 404, 'not_found', `no service ${feedId} known`);
       else send(res, 200, state);
       return;
     }
-    send(res, 404, { error: `no such admin route: ${method} ${path}` });
+    fail(res, 404, 'no_route', `no such admin route: ${method} ${path}`);
   }
 
   async stop(): Promise<void> {
