@@ -7,7 +7,7 @@ import { freePort } from '../net.js';
 import { parseConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createSimulator, demoScenario } from '../sim/index.js';
-import { slackSink, smtpSink, webhookSink, type Received } from '../demo/sinks.js';
+import { slackSink, smtpSink, webhookSink, type Received, type Sink } from '../demo/sinks.js';
 import {
   startPagerdutyReceiver,
   type PagerdutyReceivedEvent,
@@ -107,16 +107,20 @@ function teamsHeading(card: Record<string, unknown>): string {
   return '(card)';
 }
 
+/** A label per sink (a kind added to `src/notify/kinds.ts` needs its label here). */
+const SINK_LABELS: Record<Sink, string> = {
+  slack: 'Slack    ',
+  email: 'E-mail   ',
+  webhook: 'Webhook  ',
+  pagerduty: 'PagerDuty',
+  teams: 'Teams    ',
+  opsgenie: 'Opsgenie ',
+  'slack-app': 'Slack app',
+};
+
 function format(r: Received, started: number): string {
   const t = ((Date.now() - started) / 1000).toFixed(1).padStart(5);
-  const label = {
-    slack: 'Slack    ',
-    email: 'E-mail   ',
-    webhook: 'Webhook  ',
-    pagerduty: 'PagerDuty',
-    teams: 'Teams    ',
-    'slack-app': 'Slack app',
-  }[r.sink];
+  const label = SINK_LABELS[r.sink];
   const body = r.lines.filter((l) => l.trim() !== '').map((l) => `           ${l}`);
   return [`[${t}s] ${label} ${r.summary}`, ...body].join('\n');
 }

@@ -8,10 +8,18 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import { Webhook } from 'standardwebhooks';
+import { CHANNEL_TYPES, type ChannelType } from '../notify/kinds.js';
+
+/**
+ * The demo's sinks: one per channel kind, as `src/notify/kinds.ts` lists them (the only list of
+ * kinds), and the Slack Web API stand-in of the Slack app.
+ */
+export type Sink = ChannelType | 'slack-app';
+export const SINKS: readonly Sink[] = [...CHANNEL_TYPES, 'slack-app'];
 
 /** What a local sink received, ready to print. */
 export interface Received {
-  sink: 'slack' | 'email' | 'webhook' | 'pagerduty' | 'teams' | 'slack-app';
+  sink: Sink;
   /** Event kind(s) the message is about (from the webhook body; parsed from text for the others). */
   summary: string;
   lines: string[];
