@@ -144,6 +144,18 @@ class PacedWorker<D, R> extends Worker<D, R> {
     return released;
   }
 
+  /**
+   * Wakes this worker's wait for jobs. A wait that Redis broke off (a failover's `UNBLOCKED`, a
+   * refusal) is followed by BullMQ's longest block (10 s) unless a marker arrives, and the
+   * marker of a due delayed job (the next scheduled poll) may be the one that was lost: a base
+   * marker (what BullMQ itself adds for a waiting job) ends that wait at once, and the next fetch
+   * promotes the delayed jobs that are due.
+   */
+  async wake(redis: RedisClient): Promise<void> {
+    const marker = this.keys.marker;
+    if (marker !== undefined) await redis.zadd(marker, 0, '0');
+  }
+
   override async delay(milliseconds?: number, abortController?: DelayAbort): Promise<void> {
     // BullMQ's own short pause after a failed wait for jobs: longer while Redis refuses.
     if (milliseconds === undefined && this.refusedInARow > 0) {
@@ -174,6 +186,7 @@ export function startWorker<D, R>(
   const refusals = refusalsOf(home.connection);
   // Once Redis takes work again, what it refused to finish or reschedule runs again at once.
   const release = (): void => {
+    worker.wake(home.connection).catch(() => undefined);
     worker.releaseOrphans(home.connection).then(
       (n) => {
         if (n > 0)
