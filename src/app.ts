@@ -5,12 +5,12 @@ import type { Config } from './config/schema.js';
 import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
 import type { RedisClient } from './redis.js';
 import { REFUSAL_HINTS, refusalsOf, startupChecks } from './redis/refusals.js';
-import { budgetOf, describeOverBudget, planRequests, type Plan } from './budget/plan.js';
+import { describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
-import { Pipeline, POLL_KINDS, type CycleReport, type PollKind } from './pipeline/cycle.js';
-import { VocabularyRecorder } from './pipeline/vocabulary.js';
+import { POLL_KINDS, type CycleReport, type Pipeline } from './pipeline/cycle.js';
+import type { VocabularyRecorder } from './pipeline/vocabulary.js';
 import type { Handoff } from './pipeline/handoff.js';
-import { Poller } from './scheduler/poller.js';
+import type { Poller } from './scheduler/poller.js';
 import type { CategoryStore } from './routing/categories.js';
 import type { Router } from './routing/router.js';
 import type { NotifierDeps } from './notify/kind.js';
@@ -25,11 +25,11 @@ import type { SilenceStore } from './silences/store.js';
 import type { NoiseStore } from './noise/store.js';
 import { monthlyFigures } from './noise/monthly.js';
 import type { NoiseTicker } from './noise/ticker.js';
-import { composeStages, type Stages } from './stages.js';
+import { composeWalk, type Walk } from './stages.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
 import { TeamsApi } from './api/index.js';
-import { HistoryStore, historyHook } from './history/index.js';
+import { HistoryStore } from './history/index.js';
 import { addLogSecrets } from './log.js';
 import { secretValues } from './config/redact.js';
 import { channelSecrets } from './notify/kinds.js';
@@ -112,8 +112,8 @@ export class App extends EventEmitter<AppEvents> {
   readonly api: TeamsApi;
   /** Per-service history for the web console (src/history). */
   readonly history: HistoryStore;
-  /** Routing, noise control and delivery, built by `composeStages` (src/stages.ts). */
-  private readonly stages: Stages;
+  /** Poller, poll cycle, routing, noise control and delivery: `composeWalk` (src/stages.ts). */
+  private readonly stages: Walk;
   private channels: ChannelRegistry;
   /** `server.egress` (a restart changes it): where channels may connect. */
   private readonly egress: EgressPolicy;
@@ -151,8 +151,9 @@ export class App extends EventEmitter<AppEvents> {
         if (info.rateLimit.limit !== null) this.metrics.rateLimitLimit.set(info.rateLimit.limit);
       },
     });
+    this.history = new HistoryStore(this.redis, this.keys);
     // Subscriptions and channels are read through `this.api` and `this.channels`, set below.
-    this.stages = composeStages({
+    this.stages = composeWalk({
       connection: this.redis,
       keys: this.keys,
       log,
@@ -166,6 +167,14 @@ export class App extends EventEmitter<AppEvents> {
       lastLook: () => this.history.lastLook(),
       ...(deps.noiseTickMs === undefined ? {} : { noiseTickMs: deps.noiseTickMs }),
       ...(deps.deliveryLockMs === undefined ? {} : { deliveryLockMs: deps.deliveryLockMs }),
+      client: this.client,
+      rules: { ...config.rules, confirmationsPerCycle: plan.confirmationsPerCycle },
+      poll: config.poll,
+      requestsPerMinute: config.upstream.requestsPerMinute,
+      apiKey: config.upstream.apiKey,
+      history: this.history,
+      unknownValues: this.metrics.unknownValues,
+      subscribedCategories: () => this.subscribedCategories(),
     });
     this.handoff = this.stages.handoff;
     this.categories = this.stages.categories;
@@ -175,63 +184,9 @@ export class App extends EventEmitter<AppEvents> {
     this.router = this.stages.router;
     this.noise = this.stages.noise;
     this.deliveryWorker = this.stages.deliveryWorker;
-    this.history = new HistoryStore(this.redis, this.keys);
-    const recordHistory = historyHook({
-      store: this.history,
-      subscriptions: () => this.api.runtime.subscriptions(),
-      categories: {
-        load: (s) => this.categories.load(s),
-        has: (s, f) => this.categories.has(s, f),
-      },
-    });
-    this.vocabulary = new VocabularyRecorder({
-      redis: this.redis,
-      keys: this.keys,
-      log,
-      unknownValues: this.metrics.unknownValues,
-      now,
-    });
-    this.pipeline = new Pipeline({
-      vocabulary: this.vocabulary,
-      client: this.client,
-      redis: this.redis,
-      keys: this.keys,
-      handoff: this.handoff,
-      log,
-      rules: { ...config.rules, confirmationsPerCycle: plan.confirmationsPerCycle },
-      committed: recordHistory,
-      now,
-    });
-    const intervals: Partial<Record<PollKind, number>> = {
-      status: config.poll.status,
-      incidents: config.poll.incidents,
-    };
-    if (this.client.hasPremium) {
-      intervals.sla = config.poll.sla;
-      intervals.scores = config.poll.scores;
-    }
-    this.poller = new Poller({
-      connection: this.redis,
-      keys: this.keys,
-      pipeline: this.pipeline,
-      intervals,
-      budget: budgetOf(config.upstream.requestsPerMinute, this.client.hasPremium),
-      apiKey: config.upstream.apiKey,
-      log,
-      now,
-      refreshCategories: () =>
-        this.categories.refresh(this.client, this.subscribedCategories(), log),
-    });
-    this.poller.on('cycle', (report) => {
-      this.metrics.polls.inc({ kind: report.kind, outcome: report.outcome });
-      this.metrics.cycleDuration.observe({ kind: report.kind }, report.durationMs / 1000);
-      if (report.skipped > 0) this.metrics.skippedRows.inc({ kind: report.kind }, report.skipped);
-      for (const t of report.transitions) this.metrics.transitions.inc({ kind: t.kind });
-      this.emit('cycle', report);
-    });
-    this.poller.on('poll:rate_limited', (kind) => {
-      this.metrics.polls.inc({ kind, outcome: 'rate_limited' });
-    });
+    this.vocabulary = this.stages.vocabulary;
+    this.pipeline = this.stages.pipeline;
+    this.poller = this.stages.poller;
     this.api = new TeamsApi({
       redis: this.redis,
       keys: this.keys,
@@ -261,16 +216,7 @@ export class App extends EventEmitter<AppEvents> {
       },
     });
     this.channels = new ChannelRegistry(config.channels, (name) => this.notifierDeps(name));
-    this.deliveryWorker.on('delivery', (d) => {
-      this.metrics.deliveries.inc({
-        channel_type: d.channelType,
-        outcome: d.outcome,
-        reason: d.reason ?? '',
-      });
-      if (d.outcome === 'sent')
-        this.metrics.deliveryLatency.observe({ channel_type: d.channelType }, d.latencyMs / 1000);
-      this.emit('delivery', d);
-    });
+    this.observeWalk();
     // One line per Redis state change, not per reconnect attempt; and an `error` listener on
     // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
     // A Redis that comes back may have come back empty: the shared schedules and the
@@ -349,6 +295,30 @@ export class App extends EventEmitter<AppEvents> {
 
   get currentConfig(): Config {
     return this.config;
+  }
+
+  /** Poll cycles and deliveries: counted in the metrics and re-emitted as `cycle` / `delivery`. */
+  private observeWalk(): void {
+    this.poller.on('cycle', (report) => {
+      this.metrics.polls.inc({ kind: report.kind, outcome: report.outcome });
+      this.metrics.cycleDuration.observe({ kind: report.kind }, report.durationMs / 1000);
+      if (report.skipped > 0) this.metrics.skippedRows.inc({ kind: report.kind }, report.skipped);
+      for (const t of report.transitions) this.metrics.transitions.inc({ kind: t.kind });
+      this.emit('cycle', report);
+    });
+    this.poller.on('poll:rate_limited', (kind) => {
+      this.metrics.polls.inc({ kind, outcome: 'rate_limited' });
+    });
+    this.deliveryWorker.on('delivery', (d) => {
+      this.metrics.deliveries.inc({
+        channel_type: d.channelType,
+        outcome: d.outcome,
+        reason: d.reason ?? '',
+      });
+      if (d.outcome === 'sent')
+        this.metrics.deliveryLatency.observe({ channel_type: d.channelType }, d.latencyMs / 1000);
+      this.emit('delivery', d);
+    });
   }
 
   private subscribedCategories(): string[] {

@@ -14,6 +14,13 @@ import { routeKey } from './routing/route.js';
 import type { Notification } from './notify/types.js';
 import { NoiseTicker, type LastLook } from './noise/ticker.js';
 import { SilenceStore, type SilenceStoreOptions } from './silences/store.js';
+import { budgetOf } from './budget/plan.js';
+import type { Config } from './config/schema.js';
+import { historyHook, type HistoryStore } from './history/index.js';
+import { Pipeline, type PipelineRules, type PollKind } from './pipeline/cycle.js';
+import { VocabularyRecorder, type VocabularyRecorderOptions } from './pipeline/vocabulary.js';
+import { Poller } from './scheduler/poller.js';
+import type { UpstreamClient } from './upstream/index.js';
 
 /** What the routing → noise → delivery stages are built from. */
 export interface StageDeps {
@@ -195,4 +202,85 @@ export function composeStages(deps: StageDeps): Stages {
       if (stopped !== null) throw stopped;
     },
   };
+}
+
+/** What the whole walk (poll → cycle → routing → noise → delivery) is built from. */
+export interface WalkDeps extends StageDeps {
+  client: UpstreamClient;
+  /** The poll cycle's rules (`config.rules` with the plan's `confirmationsPerCycle`). */
+  rules: PipelineRules;
+  /** Poll intervals (ms); SLA and scores are polled only when the client has premium access. */
+  poll: Pick<Config['poll'], 'status' | 'incidents' | 'sla' | 'scores'>;
+  /** Requests per minute the upstream allows this installation (shared by all replicas). */
+  requestsPerMinute: 'auto' | number;
+  /** The API key (premium polls disabled on 401/403 re-enable when it changes). */
+  apiKey: string | undefined;
+  /** The per-service history: every committed cycle is recorded there. */
+  history: HistoryStore;
+  /** Counts the upstream's unknown values (vocabulary drift). */
+  unknownValues?: VocabularyRecorderOptions['unknownValues'];
+  /** The categories the subscriptions name (resolved every minute by the poller). */
+  subscribedCategories: () => string[];
+}
+
+/** The whole walk of one replica: the stages plus the poller and the poll cycle they run. */
+export interface Walk extends Stages {
+  readonly vocabulary: VocabularyRecorder;
+  readonly pipeline: Pipeline;
+  readonly poller: Poller;
+}
+
+/**
+ * The composition root of the daemon's walk: the routing → noise → delivery stages
+ * (`composeStages`), then the poll cycle that hands off to them (`Pipeline`, recording each
+ * committed cycle in the history and the upstream's words in the vocabulary) and the `Poller`
+ * that schedules it. `start()`/`stop()` are the stages'; the caller runs the poller.
+ */
+export function composeWalk(deps: WalkDeps): Walk {
+  const stages = composeStages(deps);
+  const { connection: redis, keys, log, client } = deps;
+  const now = deps.now ?? Date.now;
+  const { categories } = stages;
+  const vocabulary = new VocabularyRecorder({
+    redis,
+    keys,
+    log,
+    ...(deps.unknownValues === undefined ? {} : { unknownValues: deps.unknownValues }),
+    now,
+  });
+  const pipeline = new Pipeline({
+    vocabulary,
+    client,
+    redis,
+    keys,
+    handoff: stages.handoff,
+    log,
+    rules: deps.rules,
+    committed: historyHook({
+      store: deps.history,
+      subscriptions: deps.subscriptions,
+      categories: { load: (s) => categories.load(s), has: (s, f) => categories.has(s, f) },
+    }),
+    now,
+  });
+  const intervals: Partial<Record<PollKind, number>> = {
+    status: deps.poll.status,
+    incidents: deps.poll.incidents,
+  };
+  if (client.hasPremium) {
+    intervals.sla = deps.poll.sla;
+    intervals.scores = deps.poll.scores;
+  }
+  const poller = new Poller({
+    connection: redis,
+    keys,
+    pipeline,
+    intervals,
+    budget: budgetOf(deps.requestsPerMinute, client.hasPremium),
+    apiKey: deps.apiKey,
+    log,
+    now,
+    refreshCategories: () => categories.refresh(client, deps.subscribedCategories(), log),
+  });
+  return { ...stages, vocabulary, pipeline, poller };
 }
