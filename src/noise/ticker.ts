@@ -109,8 +109,11 @@ function uniqueById(items: readonly Transition[]): Transition[] {
   return items.filter((t) => (seen.has(t.id) ? false : (seen.add(t.id), true)));
 }
 
-/** A batch-like notification's id: derived from its content, so a re-run of a tick adds nothing. */
-function batchId(
+/**
+ * The delivery id of a grouped, reminder or digest notification: derived from its content, so a
+ * re-run of a tick adds nothing.
+ */
+function groupedDeliveryId(
   tag: string,
   parts: readonly (string | number)[],
   subscription: string,
@@ -210,7 +213,7 @@ export class NoiseTicker {
         plan.out.push(eventNotification(first, { subscription, channel }, now));
       } else {
         plan.out.push({
-          id: batchId(
+          id: groupedDeliveryId(
             'batch',
             items.map((t) => t.id),
             subscription,
@@ -249,7 +252,7 @@ export class NoiseTicker {
       if (items.length > 0) {
         plan.out.push({
           // Of what was claimed: a re-run after a crash gets the same id (no second catch-up).
-          id: batchId(
+          id: groupedDeliveryId(
             'catchup',
             [...claimed, ...grouped].map((t) => t.id),
             subscription,
@@ -363,7 +366,7 @@ export class NoiseTicker {
       )
         continue;
       const n = entry.reminders + 1;
-      const id = batchId('reminder', [t.id, n], sub.name, entry.channel);
+      const id = groupedDeliveryId('reminder', [t.id, n], sub.name, entry.channel);
       plan.reminderOf.set(id, field);
       plan.out.push({
         id,
@@ -424,7 +427,7 @@ export class NoiseTicker {
       }
       for (const channel of sub.channels) {
         plan.out.push({
-          id: batchId('digest', [sub.name, last], sub.name, channel),
+          id: groupedDeliveryId('digest', [sub.name, last], sub.name, channel),
           type: 'digest',
           subscription: sub.name,
           channel,

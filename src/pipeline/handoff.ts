@@ -14,8 +14,8 @@ export interface CycleBatch {
   transitions: Transition[];
 }
 
-/** The job id of a batch: derived from its transition ids, so the same batch is added once. */
-export function batchId(transitions: readonly Transition[]): string {
+/** The job id of a cycle: derived from its transition ids, so the same cycle is added once. */
+export function cycleJobId(transitions: readonly Transition[]): string {
   const hash = createHash('sha256');
   for (const t of transitions) hash.update(t.id).update('\n');
   return `c${hash.digest('hex').slice(0, 31)}`;
@@ -52,7 +52,7 @@ export class Handoff {
     await this.queue.add(
       'cycle',
       { transitions: [...transitions] },
-      { jobId: batchId(transitions) },
+      { jobId: cycleJobId(transitions) },
     );
   }
 
