@@ -225,7 +225,7 @@ describe('noise state in the previous format', () => {
     expect(await store.groupsSince()).toEqual(new Map());
   });
 
-  it('reads unversioned history items, skipping one of a future version', async () => {
+  it('reads unversioned routed-log items, skipping one of a future version', async () => {
     const key = tr.keys.key('history');
     const later = transition('incident.resolved', { observedAt: T0 + 1 });
     await tr.redis.zadd(
@@ -236,8 +236,8 @@ describe('noise state in the previous format', () => {
       future({ t: later, subscriptions: ['payments'] }),
     );
     const store = new NoiseStore(tr.redis, tr.keys);
-    await store.recordHistory(later, ['payments', 'all'], T0 + 1);
-    expect(await store.history(T0 - 1, T0 + HOUR)).toEqual([
+    await store.logRouted(later, ['payments', 'all'], T0 + 1);
+    expect(await store.routedLog(T0 - 1, T0 + HOUR)).toEqual([
       { t: opening, subscriptions: ['payments'] },
       { t: later, subscriptions: ['payments', 'all'] },
     ]);

@@ -1,6 +1,6 @@
 /**
  * What the console's pages show, loaded from Redis: the snapshot entries (current state), the
- * service history (src/history), the routed-transition history and routed marks (src/noise), the
+ * service history (src/history), the routed log and routed marks (src/noise), the
  * delivery ledger and the dead letters (src/delivery), the silences. Every loader takes the
  * viewer's subscriptions: a team only ever sees what its own subscriptions watch and got.
  * The results are plain JSON-able objects: the HTML pages render them, `?format=json` returns them.
@@ -17,7 +17,7 @@ import type { PollKind } from '../pipeline/cycle.js';
 import type { CategoryStore } from '../routing/categories.js';
 import { deliveryId } from '../routing/match.js';
 import type { DeliveryQueue, DeadLetter, DeadLetterRetry } from '../delivery/queue.js';
-import type { HistoryItem, NoiseStore } from '../noise/store.js';
+import type { NoiseStore, RoutedLogItem } from '../noise/store.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 import type { SilenceStore } from '../silences/store.js';
@@ -32,7 +32,7 @@ export interface ConsoleSources {
   history: HistoryStore;
   catalog: CatalogStore;
   categories: CategoryStore;
-  /** The routed-transition history and the routed marks. */
+  /** The routed log and the routed marks. */
   noise: NoiseStore;
   deliveries: DeliveryQueue;
   /** Retries a dead letter (not an opening whose lifecycle closed since: `Stages`). */
@@ -304,14 +304,14 @@ export async function loadOverview(
 // ---------------------------------------------------------------------------------------------
 // Deliveries
 
-/** The routed-history items of these transitions (looked up by their `observedAt`). */
-async function historyItems(
+/** The routed-log items of these transitions (looked up by their `observedAt`). */
+async function routedLogItems(
   src: ConsoleSources,
   transitions: readonly Transition[],
-): Promise<Map<string, HistoryItem>> {
-  const out = new Map<string, HistoryItem>();
+): Promise<Map<string, RoutedLogItem>> {
+  const out = new Map<string, RoutedLogItem>();
   if (transitions.length === 0) return out;
-  const items = await src.noise.historyAt(transitions.map((t) => t.observedAt));
+  const items = await src.noise.routedLogAt(transitions.map((t) => t.observedAt));
   for (const item of items) out.set(item.t.id, item);
   return out;
 }
@@ -401,7 +401,7 @@ export async function transitionViews(
 ): Promise<TransitionView[]> {
   const bySub = new Map(visible.map((s) => [s.name, s]));
   const [items, routed, silences] = await Promise.all([
-    historyItems(src, transitions),
+    routedLogItems(src, transitions),
     src.noise.routedAt(transitions.map((t) => t.id)),
     src.silences.list({ includeExpired: true }),
   ]);
@@ -602,7 +602,7 @@ export async function loadNotifications(
   const now = src.now();
   const visible = await src.subscriptionsFor(viewer);
   const names = new Set(visible.map((s) => s.name));
-  const items = await src.noise.recentHistory(now - 7 * DAY_MS, 1000);
+  const items = await src.noise.recentRoutedLog(now - 7 * DAY_MS, 1000);
   const transitions: Transition[] = [];
   for (const item of items) {
     if (!item.subscriptions.some((s) => names.has(s))) continue;

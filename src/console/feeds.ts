@@ -1,7 +1,7 @@
 /**
- * Atom feeds: one per subscription, of the transitions routed to it (the routed-transition
- * history, 40 days), at a secret URL `/feeds/<secret>.atom` that feed readers can poll without a
- * login. Only the SHA-256 of a secret is stored; a rotation makes the old URL fail at once.
+ * Atom feeds: one per subscription, of the transitions routed to it (the routed log, 40 days),
+ * at a secret URL `/feeds/<secret>.atom` that feed readers can poll without a login. Only the
+ * SHA-256 of a secret is stored; a rotation makes the old URL fail at once.
  *
  * | key | type | contents |
  * |---|---|---|

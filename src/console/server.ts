@@ -1049,7 +1049,7 @@ export class Console {
     if (sub === null) throw httpError(404, 'no such feed');
     const src = this.o.sources;
     const now = src.now();
-    const items = await src.noise.recentHistory(now - 40 * 86_400_000, 5000);
+    const items = await src.noise.recentRoutedLog(now - 40 * 86_400_000, 5000);
     const transitions: Transition[] = [];
     for (const item of items) {
       if (item.subscriptions.includes(sub)) transitions.push(item.t);

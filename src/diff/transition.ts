@@ -57,7 +57,7 @@ const transitionValuesSchema = z.record(
   z.union([z.string(), z.number(), z.boolean(), z.null()]),
 );
 
-/** A transition as stored in Redis (noise buffers, the told ledger, the history), read back. */
+/** A transition as stored in Redis (noise buffers, the told ledger, the routed log), read back. */
 export const transitionSchema: z.ZodType<Transition> = z.object({
   id: z.string(),
   kind: z.enum(EVENT_KINDS),

@@ -41,7 +41,7 @@ describe('admitBatch', () => {
       't-incident.opened-s-1:all:hook',
       't-incident.resolved-s-1:all:hook',
     ]);
-    expect(r.effects.map((e) => e.type)).toEqual(['tell', 'history', 'close', 'history']);
+    expect(r.effects.map((e) => e.type)).toEqual(['tell', 'routed-log', 'close', 'routed-log']);
     expect(state.told.size).toBe(0);
   });
 

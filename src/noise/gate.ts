@@ -40,7 +40,7 @@ export type GateEffect =
    * holds of the same lifecycle from before it is stale, left out of the catch-up.
    */
   | { type: 'closed-in-quiet'; route: string; key: string; at: number }
-  | { type: 'history'; transition: Transition; subscriptions: string[] }
+  | { type: 'routed-log'; transition: Transition; subscriptions: string[] }
   | {
       type: 'dropped';
       transition: Transition;
@@ -176,7 +176,7 @@ export function admitBatch(input: GateInput): GateResult {
     }
     if (routes.length > 0) {
       effects.push({
-        type: 'history',
+        type: 'routed-log',
         transition: t,
         subscriptions: [...new Set(routes.map((r) => r.subscription))],
       });

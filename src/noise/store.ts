@@ -18,8 +18,8 @@ export interface ToldEntry {
   reminders: number;
 }
 
-/** A routed transition in the history, with the subscriptions it was routed to. */
-export interface HistoryItem {
+/** An item of the routed log: a routed transition with the subscriptions it was routed to. */
+export interface RoutedLogItem {
   t: Transition;
   subscriptions: string[];
 }
@@ -39,7 +39,8 @@ export const TOLD_ENTRY = zodShape<ToldEntry>(
   }),
 );
 
-export const HISTORY_ITEM = zodShape<HistoryItem>(
+// The kind stays 'history': it labels the corruption metric.
+export const ROUTED_LOG_ITEM = zodShape<RoutedLogItem>(
   'history',
   z.object({ t: transitionSchema, subscriptions: z.array(z.string()) }),
 );
@@ -55,7 +56,7 @@ function decodeAll<T>(shape: StoredShape<T>, texts: readonly string[]): T[] {
   return out;
 }
 
-const HISTORY_RETENTION_MS = 40 * 24 * 3600 * 1000;
+const ROUTED_LOG_RETENTION_MS = 40 * 24 * 3600 * 1000;
 /** How long a transition id stays marked as routed: a re-derived transition within it is a no-op. */
 export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
@@ -69,7 +70,8 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
  *   closing of it went out through the route's quiet hours, and its observedAt: those of its
  *   lifecycle held before it and observed no later are stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
- * - `history` (sorted set by observedAt): every routed transition with its subscriptions, for digests.
+ * - `history` (sorted set by observedAt), the routed log: every routed transition with its
+ *   subscriptions, for digests and the console.
  */
 export class NoiseStore {
   private readonly scripts: Scripts;
@@ -156,7 +158,7 @@ export class NoiseStore {
   ): Promise<void> {
     const m = this.redis.multi();
     const queued = this.scripts.queue(m);
-    const history: string[] = [];
+    const routedLog: string[] = [];
     // The ledger's net result per field (a later effect on a field wins): one HSET and one HDEL
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
@@ -209,10 +211,10 @@ export class NoiseStore {
             [String(e.at), e.key],
           );
           break;
-        case 'history':
-          history.push(
+        case 'routed-log':
+          routedLog.push(
             String(e.transition.observedAt),
-            encode(HISTORY_ITEM, { t: e.transition, subscriptions: e.subscriptions }),
+            encode(ROUTED_LOG_ITEM, { t: e.transition, subscriptions: e.subscriptions }),
           );
           break;
         case 'dropped':
@@ -228,10 +230,10 @@ export class NoiseStore {
       if (set.length > 0) m.hset(hash, ...set);
       if (del.length > 0) m.hdel(hash, ...del);
     }
-    if (history.length > 0) {
+    if (routedLog.length > 0) {
       const key = this.keys.key('history');
-      m.zadd(key, ...history);
-      m.zremrangebyscore(key, '-inf', String(now - HISTORY_RETENTION_MS));
+      m.zadd(key, ...routedLog);
+      m.zremrangebyscore(key, '-inf', String(now - ROUTED_LOG_RETENTION_MS));
     }
     if (routedIds.length > 0) {
       const key = this.keys.key('routed');
@@ -431,43 +433,43 @@ export class NoiseStore {
     ];
   }
 
-  /** One routed transition into the digest history (what a routed batch's `history` effect does). */
-  async recordHistory(t: Transition, subscriptions: readonly string[], now: number): Promise<void> {
+  /** One routed transition into the routed log (what a routed batch's `routed-log` effect does). */
+  async logRouted(t: Transition, subscriptions: readonly string[], now: number): Promise<void> {
     await this.commitGate(
-      [{ type: 'history', transition: t, subscriptions: [...subscriptions] }],
+      [{ type: 'routed-log', transition: t, subscriptions: [...subscriptions] }],
       [],
       now,
     );
   }
 
-  /** Routed transitions observed in [from, to); a corrupt item is left out (counted). */
-  async history(from: number, to: number): Promise<HistoryItem[]> {
+  /** The routed log's transitions observed in [from, to); a corrupt item is left out (counted). */
+  async routedLog(from: number, to: number): Promise<RoutedLogItem[]> {
     const items = await this.redis.zrangebyscore(this.keys.key('history'), String(from), `(${to}`);
-    return decodeAll(HISTORY_ITEM, items);
+    return decodeAll(ROUTED_LOG_ITEM, items);
   }
 
   /**
-   * The routed transitions observed at each of `times` (one pipeline, a ZRANGEBYSCORE per time);
+   * The routed log's transitions observed at each of `times` (one pipeline, a ZRANGEBYSCORE per time);
    * a corrupt item is left out (counted).
    */
-  async historyAt(times: readonly number[]): Promise<HistoryItem[]> {
+  async routedLogAt(times: readonly number[]): Promise<RoutedLogItem[]> {
     if (times.length === 0) return [];
     const key = this.keys.key('history');
     const p = this.redis.pipeline();
     for (const at of new Set(times)) p.zrangebyscore(key, String(at), String(at));
-    const out: HistoryItem[] = [];
+    const out: RoutedLogItem[] = [];
     for (const [err, value] of (await p.exec()) ?? []) {
       if (err !== null) throw err;
-      out.push(...decodeAll(HISTORY_ITEM, value as string[]));
+      out.push(...decodeAll(ROUTED_LOG_ITEM, value as string[]));
     }
     return out;
   }
 
   /**
-   * The newest routed transitions observed at or after `from`, newest first: the last `count`
+   * The routed log's newest transitions observed at or after `from`, newest first: the last `count`
    * items stored, of which a corrupt one is left out (not counted).
    */
-  async recentHistory(from: number, count: number): Promise<HistoryItem[]> {
+  async recentRoutedLog(from: number, count: number): Promise<RoutedLogItem[]> {
     const texts = await this.redis.zrevrangebyscore(
       this.keys.key('history'),
       '+inf',
@@ -476,9 +478,9 @@ export class NoiseStore {
       0,
       count,
     );
-    const out: HistoryItem[] = [];
+    const out: RoutedLogItem[] = [];
     for (const text of texts) {
-      const item = decode(HISTORY_ITEM, text);
+      const item = decode(ROUTED_LOG_ITEM, text);
       if (item !== undefined) out.push(item);
     }
     return out;

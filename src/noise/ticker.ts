@@ -398,7 +398,7 @@ export class NoiseTicker {
         continue;
       }
       if (last <= marker) continue;
-      const history = (await this.o.store.history(marker, last))
+      const routed = (await this.o.store.routedLog(marker, last))
         .filter((h) => h.subscriptions.includes(sub.name))
         .map((h) => h.t);
       const stillOpen = uniqueById(
@@ -416,14 +416,14 @@ export class NoiseTicker {
         subscription: sub.name,
         from: marker,
         to: last,
-        transitions: history,
+        transitions: routed,
         stillOpen,
         timezone: sub.digest.timezone,
         premium: this.o.premium(),
       });
       const summary = [...digest.summary];
       if (this.o.premium() && this.o.monthly !== undefined && last - marker >= MONTHLY_PERIOD_MS) {
-        summary.push(...(await this.monthFigures(sub, sub.digest.timezone, last, history)));
+        summary.push(...(await this.monthFigures(sub, sub.digest.timezone, last, routed)));
       }
       for (const channel of sub.channels) {
         plan.out.push({
@@ -447,11 +447,11 @@ export class NoiseTicker {
     sub: SubscriptionConfig,
     timezone: string,
     last: number,
-    history: readonly Transition[],
+    routed: readonly Transition[],
   ): Promise<string[]> {
     const month = monthOf(last - 24 * 3600 * 1000, timezone);
     const feedIds = [
-      ...new Set([...sub.services.filter((f) => f !== '*'), ...history.map((t) => t.feedId)]),
+      ...new Set([...sub.services.filter((f) => f !== '*'), ...routed.map((t) => t.feedId)]),
     ];
     try {
       return (await this.o.monthly?.(month, feedIds)) ?? [];

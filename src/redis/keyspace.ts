@@ -202,11 +202,11 @@ export const KEYSPACE = {
     NOISE,
     'subscription → Unix ms of the last digest boundary',
   ),
-  history: family(
+  routedLog: family(
     'history',
     'sorted set',
     NOISE,
-    'every routed transition with its subscriptions, by `observedAt` (40 days)',
+    'the routed log: every routed transition with its subscriptions, by `observedAt` (40 days)',
   ),
   routed: family('routed', 'sorted set', NOISE, 'transition id → Unix ms it was routed (7 days)'),
   silences: family('silences', 'hash', 'src/silences/store.ts', 'silence id → silence', [
