@@ -28,7 +28,7 @@ import type { NoiseTicker } from './noise/ticker.js';
 import { composeWalk, type Walk } from './stages.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
-import { TeamsApi } from './api/index.js';
+import { TenancyApi } from './api/index.js';
 import { HistoryStore } from './history/index.js';
 import { addLogSecrets } from './log.js';
 import { secretValues } from './config/redact.js';
@@ -109,7 +109,7 @@ export class App extends EventEmitter<AppEvents> {
   readonly deliveries: DeliveryQueue;
   readonly deliveryWorker: DeliveryWorker;
   /** Subscriptions, channels and tokens managed at run time through /api/v1 (src/api). */
-  readonly api: TeamsApi;
+  readonly api: TenancyApi;
   /** Per-service history for the web console (src/history). */
   readonly history: HistoryStore;
   /** Poller, poll cycle, routing, noise control and delivery: `composeWalk` (src/stages.ts). */
@@ -187,7 +187,7 @@ export class App extends EventEmitter<AppEvents> {
     this.vocabulary = this.stages.vocabulary;
     this.pipeline = this.stages.pipeline;
     this.poller = this.stages.poller;
-    this.api = new TeamsApi({
+    this.api = new TenancyApi({
       redis: this.redis,
       keys: this.keys,
       log,

@@ -55,7 +55,7 @@ async function arrived(hook: Receiver, type: string, count = 1) {
   );
 }
 
-describe('teams API driving real replicas', () => {
+describe('tenancy API driving real replicas', () => {
   it('create → hear it signed; change via one replica → the other follows; delete mid-incident → the closing still arrives', async () => {
     w = await world('api-d');
     const hook = await receiver({ [PATH]: SECRET });

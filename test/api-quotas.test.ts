@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { newKey } from '../src/api/crypto.js';
-import { TeamsApi } from '../src/api/index.js';
+import { TenancyApi } from '../src/api/index.js';
 import { DEFAULT_QUOTAS, type QuotasConfig } from '../src/api/quota-config.js';
 import { countedObjects, readQuotaState, readSnapshot } from '../src/api/store.js';
 import { usageOf } from '../src/api/quotas.js';
@@ -24,7 +24,7 @@ const log = pino({ level: 'silent' });
 const env = { STATUSWATCH_SECRET_KEY: newKey() };
 
 interface Replica {
-  api: TeamsApi;
+  api: TenancyApi;
   url: string;
   server: Server;
 }
@@ -41,7 +41,7 @@ async function replica(quotas: Partial<QuotasConfig>): Promise<Replica> {
   tr ??= await testRedis('quota');
   const t = tr;
   const silences = new SilenceStore(t.redis, t.keys, Date.now, { cacheMs: 0 });
-  const api = new TeamsApi({
+  const api = new TenancyApi({
     redis: t.redis,
     keys: t.keys,
     log,

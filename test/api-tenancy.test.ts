@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access -- API answers are JSON, read field by field */
 /**
- * The teams API of a real daemon process (`node dist/cli.js run`, real Redis, the simulator):
+ * The tenancy API of a real daemon process (`node dist/cli.js run`, real Redis, the simulator):
  * tokens and tenancy, secrets at rest and in answers and logs, bad input (each a 4xx naming the
  * field, nothing stored), and the OpenAPI document (validated by a real OpenAPI validator,
  * walked route by route).

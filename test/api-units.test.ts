@@ -1,5 +1,5 @@
 /**
- * The pure parts of the teams API: AES-256-GCM secrets with key ids, the audit diff, request
+ * The pure parts of the tenancy API: AES-256-GCM secrets with key ids, the audit diff, request
  * splitting and masking, and the OpenAPI document built from the zod schemas.
  */
 import { Validator } from '@seriousme/openapi-schema-validator';

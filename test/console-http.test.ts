@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSP } from '../src/console/index.js';
-import { teamsAuth } from '../src/console/teams-api.js';
+import { tenancyAuth } from '../src/console/tenancy-api.js';
 import { consoleWorld, delivered, TEAM_A, TEAM_B, type World } from './helpers/console-world.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -79,7 +79,7 @@ describe('web console over HTTP', () => {
 
   it("an admin session ends when the config file's admin token changes (a restart with a rotated token)", async () => {
     let current: string | undefined = w.tokens.admin;
-    const auth = teamsAuth(w.app.api, () => current);
+    const auth = tenancyAuth(w.app.api, () => current);
     const viewer = await auth.authenticate(w.tokens.admin, '127.0.0.1');
     expect(viewer).toMatchObject({ team: null, label: 'admin' });
     // The session keeps a digest of the token, never the token.

@@ -49,7 +49,7 @@ const FILES = [join(ROOT, 'README.md'), ...markdownFiles(join(ROOT, 'docs'))];
 describe('docs', () => {
   it('the slug rule matches GitHub on the headings used here', () => {
     expect(slug('Quick start')).toBe('quick-start');
-    expect(slug('The Teams API (`/api/v1`)')).toBe('the-teams-api-apiv1');
+    expect(slug('The tenancy API (`/api/v1`)')).toBe('the-tenancy-api-apiv1');
     expect(slug('Webhook delivery (Standard Webhooks)')).toBe('webhook-delivery-standard-webhooks');
   });
 

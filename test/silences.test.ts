@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseConfig } from '../src/config/load.js';
 import type { Config } from '../src/config/schema.js';
 import { pino } from 'pino';
-import { TeamsApi } from '../src/api/index.js';
+import { TenancyApi } from '../src/api/index.js';
 import { API_MAX_BODY_BYTES } from '../src/api/http.js';
 import { DEFAULT_QUOTAS } from '../src/api/quota-config.js';
 import { bearerMatches } from '../src/server/ops.js';
@@ -191,7 +191,7 @@ describe('SilenceStore (real Redis)', () => {
  * A real HTTP server routing as OpsServer does: `/admin/silences…` to the API's alias (which
  * checks the token itself), `/api/v1/…` to the API; anything else a 404.
  */
-async function startAdminServer(api: () => TeamsApi): Promise<{ url: string; server: Server }> {
+async function startAdminServer(api: () => TenancyApi): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const route = async (): Promise<void> => {
@@ -212,7 +212,7 @@ async function startAdminServer(api: () => TeamsApi): Promise<{ url: string; ser
 
 let http: { url: string; server: Server };
 let currentStore: SilenceStore;
-let currentApi: TeamsApi;
+let currentApi: TenancyApi;
 
 beforeAll(async () => {
   http = await startAdminServer(() => currentApi);
@@ -229,7 +229,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   currentStore = new SilenceStore(t.redis, t.keys, now);
-  currentApi = new TeamsApi({
+  currentApi = new TenancyApi({
     redis: t.redis,
     keys: t.keys,
     log: pino({ level: 'silent' }),

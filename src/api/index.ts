@@ -1,5 +1,5 @@
 /**
- * The teams API in one object for the App: the stores (channels, subscriptions, tokens, audit),
+ * The tenancy API in one object for the App: the stores (channels, subscriptions, tokens, audit),
  * the merged view routing and delivery use (`runtime`), and the `/api/v1` HTTP handler.
  */
 import type { Logger } from 'pino';
@@ -15,7 +15,7 @@ import { TokenStore, type Actor } from './tokens.js';
 import type { Silence, SilenceDraft } from '../silences/model.js';
 import type { EgressPolicy } from '../egress/policy.js';
 
-export interface TeamsApiOptions {
+export interface TenancyApiOptions {
   redis: RedisClient;
   keys: Keys;
   log: Logger;
@@ -39,16 +39,16 @@ export interface TeamsApiOptions {
   pollMs?: number;
 }
 
-export class TeamsApi {
+export class TenancyApi {
   readonly store: ApiStore;
   readonly tokens: TokenStore;
   readonly runtime: ApiRuntime;
   readonly http: ApiHttp;
   private readonly silences: SilenceStore;
-  /** `TeamsApiOptions.egressFor` (unrestricted when not given). */
+  /** `TenancyApiOptions.egressFor` (unrestricted when not given). */
   readonly egressFor: (source: 'config' | 'api') => EgressPolicy | undefined;
 
-  constructor(o: TeamsApiOptions) {
+  constructor(o: TenancyApiOptions) {
     // A malformed key is a startup error (SecretKeyError), not a silent "no key".
     const box = SecretBox.fromEnv(o.env ?? process.env);
     const now = o.now ?? Date.now;

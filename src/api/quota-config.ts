@@ -1,5 +1,5 @@
 /**
- * `server.quotas`: how much one team may keep in the Redis every team shares (docs/teams-api.md,
+ * `server.quotas`: how much one team may keep in the Redis every team shares (docs/tenancy-api.md,
  * Quotas). Enforced on writes made with a team token (src/api/quotas.ts); absent: the
  * defaults below.
  *

@@ -292,7 +292,7 @@ export class TokenStore {
 
   /**
    * The quota-checked write token creation goes through (`ApiStore.countedWrite`, set by
-   * TeamsApi); unset, tokens are written unchecked.
+   * TenancyApi); unset, tokens are written unchecked.
    */
   counted:
     ((check: QuotaCheck, apply: (m: ChainableCommander) => void) => Promise<void>) | undefined;

@@ -357,7 +357,7 @@ const serverSchema = z
     adminToken: optionalSecretField(),
     /** The web console at `/` (sessions, trusted proxies, proxy login). */
     console: consoleConfigSchema.optional(),
-    /** Per-team limits of the Teams API's stored objects (src/api/quota-config.ts). */
+    /** Per-team limits of the tenancy API's stored objects (src/api/quota-config.ts). */
     quotas: quotasConfigSchema.prefault({}),
     /** Where channels may send (`src/egress/config.ts`): internal addresses refused for teams. */
     egress: egressConfigSchema,

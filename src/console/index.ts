@@ -12,10 +12,10 @@ import type { CategoryStore } from '../routing/categories.js';
 import { NoiseStore } from '../noise/store.js';
 import type { DeadLetterRetry, DeliveryQueue } from '../delivery/queue.js';
 import type { SilenceStore } from '../silences/store.js';
-import type { TeamsApi } from '../api/index.js';
+import type { TenancyApi } from '../api/index.js';
 import { consoleConfigOf, type ConsoleConfig } from './config.js';
 import { Console } from './server.js';
-import { teamsAuth, teamsSelfService, teamsSubscriptions } from './teams-api.js';
+import { tenancyAuth, tenancySelfService, tenancySubscriptions } from './tenancy-api.js';
 
 export { Console, CSP, isConsolePath } from './server.js';
 export { consoleConfigSchema, consoleConfigOf, type ConsoleConfig } from './config.js';
@@ -32,7 +32,7 @@ export interface AppConsoleParts {
   /** Retries a dead letter (not an opening whose lifecycle closed since: `Stages`). */
   retryDeadLetter: (id: string) => Promise<DeadLetterRetry>;
   silences: SilenceStore;
-  api: TeamsApi;
+  api: TenancyApi;
   /** The config file's `server` section, parsed (`adminToken`, `console`). */
   server: () => { adminToken?: string | undefined; console?: ConsoleConfig | undefined };
   pollKinds: () => readonly PollKind[];
@@ -53,13 +53,13 @@ export function createAppConsole(p: AppConsoleParts): Console {
       deliveries: p.deliveries,
       retryDeadLetter: p.retryDeadLetter,
       silences: p.silences,
-      subscriptionsFor: teamsSubscriptions(p.api),
+      subscriptionsFor: tenancySubscriptions(p.api),
       pollKinds: p.pollKinds,
       now: p.now,
     },
-    auth: teamsAuth(p.api, () => p.server().adminToken),
+    auth: tenancyAuth(p.api, () => p.server().adminToken),
     config: consoleConfigOf(p.server()),
-    selfService: teamsSelfService(p.api, p.redis, p.keys),
+    selfService: tenancySelfService(p.api, p.redis, p.keys),
     log: p.log,
   });
 }

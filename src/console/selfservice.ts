@@ -1,6 +1,6 @@
 /**
  * The seam to the subscriptions and channels API (#13, src/api): what the console's
- * Subscriptions, Channels and Audit pages need, per viewer. `teams-api.ts` implements it with
+ * Subscriptions, Channels and Audit pages need, per viewer. `tenancy-api.ts` implements it with
  * the API's stores; the console works without it (those pages then say so).
  */
 import type { EventKind } from '../config/events.js';

@@ -260,7 +260,7 @@ export const KEYSPACE = {
     'src/notify/email/index.ts',
     'recipients an SMTP server deferred (24 hours)',
   ),
-  // Teams API (stage 10).
+  // Tenancy API (stage 10).
   apiChannels: family('api:channels', 'hash', API_STORE, 'name → stored channel'),
   apiSubscriptions: family('api:subscriptions', 'hash', API_STORE, 'name → stored subscription'),
   apiSubscriptionTombstones: family(

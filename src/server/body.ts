@@ -1,5 +1,5 @@
 /**
- * The one request-body reader of the ops server: the teams API (`/api/v1`), the admin API
+ * The one request-body reader of the ops server: the tenancy API (`/api/v1`), the admin API
  * (`/admin/*`) and the console's forms all read their bodies here, each with its own size limit.
  *
  * Bounded before anything walks the value:

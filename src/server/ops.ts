@@ -40,7 +40,7 @@ export interface OpsServerOptions {
   adminToken: () => string | undefined;
   admin: AdminApi;
   /**
-   * The teams API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*, and
+   * The tenancy API under /api/v1 (src/api/http.ts); it also decides who may use /admin/*, and
    * serves `/admin/silences`, the deprecated alias of `/api/v1/silences`.
    */
   api?: {

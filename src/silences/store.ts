@@ -163,7 +163,7 @@ export class SilenceStore {
     return current;
   }
 
-  /** A silence was written to this store's hash by another writer (the Teams API's store): re-read. */
+  /** Another writer (the tenancy API's store) wrote a silence to this store's hash: re-read. */
   changed(): void {
     this.invalidate();
   }

@@ -1,6 +1,6 @@
 /**
  * Which silences a viewer may see and change, shared by the web console (src/console) and the
- * Teams API (src/api/http.ts): an admin (team null) all of them; a team only those limited to
+ * tenancy API (src/api/http.ts): an admin (team null) all of them; a team only those limited to
  * its own subscriptions (a non-empty `subscriptions` matcher naming nothing but them).
  */
 import type { Silence } from './model.js';

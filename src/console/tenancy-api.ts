@@ -1,5 +1,5 @@
 /**
- * The console's seams implemented with the teams API of #13 (src/api): tokens (the config file's
+ * The console's seams implemented with the tenancy API of #13 (src/api): tokens (the config file's
  * admin token and team tokens) authenticate viewers, the API's stores list and change
  * subscriptions and channels with the API's own validation, ownership rules and audit entries.
  * A viewer is the token's actor: admins (`team: null`) see everything, a team its own objects.
@@ -10,7 +10,7 @@ import { redactText } from '../config/secret-text.js';
 import { CHANNEL_TYPES, channelSecrets } from '../notify/kinds.js';
 import { renderForChannel } from '../commands/render.js';
 import { notifyTest } from '../commands/notify-test.js';
-import type { TeamsApi } from '../api/index.js';
+import type { TenancyApi } from '../api/index.js';
 import { SecretKeyError } from '../api/crypto.js';
 import { subscriptionSchema } from '../api/model.js';
 import { ServiceSearch } from '../api/services.js';
@@ -46,7 +46,7 @@ export function actorOf(viewer: Viewer, address = 'console'): Actor {
 }
 
 /** Authentication by the API's tokens (with its per-address failure limit). */
-export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): ConsoleAuth {
+export function tenancyAuth(api: TenancyApi, adminToken: () => string | undefined): ConsoleAuth {
   return {
     async authenticate(token, address) {
       const actor = await api.tokens.authenticate(token, adminToken(), address);
@@ -70,8 +70,8 @@ export function teamsAuth(api: TeamsApi, adminToken: () => string | undefined): 
 }
 
 /** The live subscriptions a viewer may see: admins all, a team its own stored ones. */
-export function teamsSubscriptions(
-  api: TeamsApi,
+export function tenancySubscriptions(
+  api: TenancyApi,
 ): (viewer: Viewer) => Promise<readonly SubscriptionConfig[]> {
   return async (viewer) => {
     const live = api.runtime.subscriptions();
@@ -109,7 +109,7 @@ async function mapped<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
-export function teamsSelfService(api: TeamsApi, redis: RedisClient, keys: Keys): SelfService {
+export function tenancySelfService(api: TenancyApi, redis: RedisClient, keys: Keys): SelfService {
   const search = new ServiceSearch(redis, keys);
   const withTeam = (viewer: Viewer, body: Record<string, unknown>): Record<string, unknown> => {
     // An admin names the owning team in the body (the API requires it); a team's is implied.
