@@ -387,7 +387,6 @@ export class App extends EventEmitter<AppEvents> {
       adminToken: () => this.config.server.adminToken,
       beforeScrape: () => this.sampleQueuesOnce(),
       admin: {
-        silences: this.silences,
         deadLetters: () => this.deliveries.deadLetters(),
         retryDeadLetter: (id) => this.stages.retryDeadLetter(id),
         serviceState: (feedId) => this.serviceState(feedId),

@@ -5,7 +5,6 @@ import { StatuswatchError, toError } from '../errors.js';
 import type { Metrics } from './metrics.js';
 import { HttpError, sendError } from './http-error.js';
 import { sameSecret } from './secret-compare.js';
-import type { SilenceStore } from '../silences/store.js';
 import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
 import type { OwnSockets } from './own-sockets.js';
 
@@ -17,7 +16,6 @@ export interface Readiness {
 }
 
 export interface AdminApi {
-  silences: SilenceStore;
   deadLetters(): Promise<unknown>;
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** What is known about one service; null when nothing is (answered 404). */
