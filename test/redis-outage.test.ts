@@ -10,17 +10,18 @@
  *   announced again, a new one is.
  * STATUSWATCH_SKIP_TOPOLOGY_TESTS=1 skips the outages (CI's second Node version does).
  */
-import { readFile } from 'node:fs/promises';
-import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { RECONNECT_MAX_DELAY_MS, reconnectDelay } from '../src/redis.js';
 import { WEBHOOK_SECRET } from './helpers/delivery.js';
 import {
+  cpuSeconds,
   faultServer,
   persistentRedis,
+  verifiedDeliveries,
   type FaultServer,
   type PersistentRedis,
+  type VerifiedDelivery,
 } from './helpers/faults.js';
 import {
   killAll,
@@ -107,46 +108,25 @@ async function readyzBecomes(d: Daemon, status: number, timeoutMs: number): Prom
   return Date.now() - t0;
 }
 
-interface Delivered {
-  id: string;
-  type: string;
-  feedId: string;
-}
-
-/** Verified webhook requests answered 200, in order. */
-function delivered(hook: FaultServer): Delivered[] {
-  const wh = new Webhook(WEBHOOK_SECRET);
-  return hook.requests
-    .filter((r) => r.mode === 'ok' && r.answered)
-    .map((r) => {
-      const payload = wh.verify(r.body, {
-        'webhook-id': r.headers['webhook-id'] ?? '',
-        'webhook-timestamp': r.headers['webhook-timestamp'] ?? '',
-        'webhook-signature': r.headers['webhook-signature'] ?? '',
-      }) as { type: string; data: { service: { feedId: string } } };
-      return {
-        id: r.headers['webhook-id'] ?? '',
-        type: payload.type,
-        feedId: payload.data.service.feedId,
-      };
-    });
-}
-
-const pairsOf = (list: readonly Delivered[]): string[] =>
+const pairsOf = (list: readonly VerifiedDelivery[]): string[] =>
   list.map((d) => `${d.type} ${d.feedId}`).sort();
 
 async function arrived(w: World, pairs: readonly string[], timeoutMs = 15_000): Promise<void> {
-  await waitFor(() => pairs.every((p) => pairsOf(delivered(w.hook)).includes(p)), {
-    timeoutMs,
-    intervalMs: 100,
-    what: `webhooks ${pairs.join(', ')} (have ${pairsOf(delivered(w.hook)).join(', ')})`,
-  });
+  await waitFor(
+    () => pairs.every((p) => pairsOf(verifiedDeliveries(w.hook, WEBHOOK_SECRET)).includes(p)),
+    {
+      timeoutMs,
+      intervalMs: 100,
+      what: `webhooks ${pairs.join(', ')} (have ${pairsOf(verifiedDeliveries(w.hook, WEBHOOK_SECRET)).join(', ')})`,
+    },
+  );
 }
 
 /** Each webhook-id answered 200 exactly once. */
 function expectOncePerId(hook: FaultServer): void {
   const counts = new Map<string, number>();
-  for (const d of delivered(hook)) counts.set(d.id, (counts.get(d.id) ?? 0) + 1);
+  for (const d of verifiedDeliveries(hook, WEBHOOK_SECRET))
+    counts.set(d.id, (counts.get(d.id) ?? 0) + 1);
   const doubled = [...counts].filter(([, n]) => n !== 1);
   expect(doubled, 'webhook-ids answered more than once').toEqual([]);
 }
@@ -182,14 +162,6 @@ function eventsOf(lines: readonly string[]): string[] {
   });
   expect(notJson.slice(0, 5), 'every output line is a JSON log line').toEqual([]);
   return lines.map((l) => (JSON.parse(l) as { event?: string }).event ?? '');
-}
-
-/** CPU seconds (user + system) the process has used so far (Linux /proc). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // Fields 14 and 15 of the file (utime, stime), counted from field 3 here, in clock ticks.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Waits until the daemon has baselined status and incidents (first sight is silent). */
@@ -289,7 +261,7 @@ async function outageScenario(
   await morePolls(d, 2);
   await queuesIdle(d);
 
-  expect(pairsOf(delivered(w.hook))).toEqual(ALL_FOUR);
+  expect(pairsOf(verifiedDeliveries(w.hook, WEBHOOK_SECRET))).toEqual(ALL_FOUR);
   expectOncePerId(w.hook);
   const during = linesBetween(d, start, end);
   const after = linesBetween(d, end);
@@ -405,7 +377,7 @@ describe('the daemon through a Redis outage', () => {
       w.sim.openIncident('github', { title: 'Actions queued' });
       await arrived(w, ['incident.opened stripe', 'incident.opened github']);
       await queuesIdle(d);
-      const before = delivered(w.hook).length;
+      const before = verifiedDeliveries(w.hook, WEBHOOK_SECRET).length;
       const from = mark(d);
 
       await w.redis.kill();
@@ -420,7 +392,10 @@ describe('the daemon through a Redis outage', () => {
       await morePolls(d, 2, { timeoutMs: 45_000 });
       const pollingAfterMs = Date.now() - restartedAt;
       await queuesIdle(d);
-      expect(delivered(w.hook), 'nothing announced again at the re-baseline').toHaveLength(before);
+      expect(
+        verifiedDeliveries(w.hook, WEBHOOK_SECRET),
+        'nothing announced again at the re-baseline',
+      ).toHaveLength(before);
 
       // A new incident after the re-baseline is news, once.
       w.clock.tick();
@@ -428,7 +403,7 @@ describe('the daemon through a Redis outage', () => {
       await arrived(w, ['incident.opened twilio']);
       await morePolls(d, 2);
       await queuesIdle(d);
-      expect(pairsOf(delivered(w.hook))).toEqual([
+      expect(pairsOf(verifiedDeliveries(w.hook, WEBHOOK_SECRET))).toEqual([
         'incident.opened github',
         'incident.opened stripe',
         'incident.opened twilio',

@@ -12,13 +12,11 @@
  *   under one webhook-id.
  * Plus the start-up checks: an evicting maxmemory-policy and a missing ACL permission, named.
  */
-import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { WEBHOOK_SECRET } from './helpers/delivery.js';
-import { faultServer, type FaultServer } from './helpers/faults.js';
+import { cpuSeconds, faultServer, verifiedDeliveries, type FaultServer } from './helpers/faults.js';
 import { startRedisServer, type RedisServer } from './helpers/global-setup.js';
 import {
   freePort,
@@ -120,31 +118,6 @@ async function readyz(d: Daemon): Promise<Readyz> {
   } catch {
     return { status: 0, body: {} };
   }
-}
-
-/** Verified webhook requests answered 200: their webhook-id and feedId. */
-function delivered(hook: FaultServer): { id: string; feedId: string; type: string }[] {
-  const wh = new Webhook(WEBHOOK_SECRET);
-  return hook.requests
-    .filter((r) => r.mode === 'ok' && r.answered)
-    .map((r) => {
-      const payload = wh.verify(r.body, {
-        'webhook-id': r.headers['webhook-id'] ?? '',
-        'webhook-timestamp': r.headers['webhook-timestamp'] ?? '',
-        'webhook-signature': r.headers['webhook-signature'] ?? '',
-      }) as { type: string; data: { service: { feedId: string } } };
-      return {
-        id: r.headers['webhook-id'] ?? '',
-        type: payload.type,
-        feedId: payload.data.service.feedId,
-      };
-    });
-}
-
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** The daemon's JSON log lines from stdout offset `from` on (stderr must stay empty). */
@@ -252,17 +225,20 @@ async function refusalCase(o: {
     what: `/readyz 200 after ${o.reason}`,
   });
   const readyAfterMs = Date.now() - endedAt;
-  await waitFor(() => delivered(w.hook).some((x) => x.feedId === o.feedId), {
-    timeoutMs: POLL_MS + 10_000 + 5000,
-    intervalMs: 50,
-    what: `the incident opened on ${o.feedId} during ${o.reason}`,
-  }).catch((err: unknown) => {
+  await waitFor(
+    () => verifiedDeliveries(w.hook, WEBHOOK_SECRET).some((x) => x.feedId === o.feedId),
+    {
+      timeoutMs: POLL_MS + 10_000 + 5000,
+      intervalMs: 50,
+      what: `the incident opened on ${o.feedId} during ${o.reason}`,
+    },
+  ).catch((err: unknown) => {
     console.info(d.proc.stdout().slice(from));
     throw err;
   });
   const deliveredAfterMs = Date.now() - endedAt;
   await queuesIdle(d);
-  const sent = delivered(w.hook).filter((x) => x.feedId === o.feedId);
+  const sent = verifiedDeliveries(w.hook, WEBHOOK_SECRET).filter((x) => x.feedId === o.feedId);
   expect(new Set(sent.map((x) => x.id)).size, 'one webhook-id').toBe(1);
   expect(sent.map((x) => x.type)).toContain('incident.opened');
   const refusals =

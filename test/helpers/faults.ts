@@ -12,10 +12,11 @@
  *   simulator behind a faulty link).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { redisAnswers } from './global-setup.js';
 import { freePort } from './process.js';
 
@@ -382,4 +383,37 @@ export async function faultServer(o: FaultServerOptions = {}): Promise<FaultServ
     },
   };
   return result;
+}
+
+/** A webhook the sink answered 200 and that verified under the secret: its id, type and feedId. */
+export interface VerifiedDelivery {
+  id: string;
+  type: string;
+  feedId: string;
+}
+
+/** The webhook requests `hook` answered 200, verified with `secret` (Standard Webhooks), in order. */
+export function verifiedDeliveries(hook: FaultServer, secret: string): VerifiedDelivery[] {
+  const wh = new Webhook(secret);
+  return hook.requests
+    .filter((r) => r.mode === 'ok' && r.answered)
+    .map((r) => {
+      const payload = wh.verify(r.body, {
+        'webhook-id': r.headers['webhook-id'] ?? '',
+        'webhook-timestamp': r.headers['webhook-timestamp'] ?? '',
+        'webhook-signature': r.headers['webhook-signature'] ?? '',
+      }) as { type: string; data: { service: { feedId: string } } };
+      return {
+        id: r.headers['webhook-id'] ?? '',
+        type: payload.type,
+        feedId: payload.data.service.feedId,
+      };
+    });
+}
+
+/** CPU seconds (user + system) process `pid` has used, from /proc. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
