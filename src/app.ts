@@ -283,6 +283,9 @@ export class App extends EventEmitter<AppEvents> {
     return {
       state: { redis: this.redis, key: (...parts) => this.keys.key(...parts) },
       ...(egress === undefined ? {} : { egress }),
+      ...(this.config.server.publicUrl === undefined
+        ? {}
+        : { publicUrl: this.config.server.publicUrl }),
     };
   }
 

@@ -321,7 +321,10 @@ function buildProgram(): Command {
     .action(async (o: { event: EventKind; channel: string; config?: string }) => {
       const { config, channel } = await readChannel(o.config, o.channel);
       process.stdout.write(
-        redactText(renderForChannel(o.event, o.channel, channel), secretValues(config)),
+        redactText(
+          renderForChannel(o.event, o.channel, channel, Date.now(), config.server.publicUrl),
+          secretValues(config),
+        ),
       );
     });
 

@@ -72,6 +72,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
       port: 0,
       host: '127.0.0.1',
       adminToken: ADMIN_TOKEN,
+      publicUrl: 'https://statuswatch.example.com/',
       console: {
         enabled: true,
         sessionTtl: '2h',

@@ -3,6 +3,7 @@ import type { EventKind } from '../config/events.js';
 import type { Notification } from '../notify/types.js';
 import { sampleTransition } from './samples.js';
 import { kindOf } from '../notify/kinds.js';
+import { withLinks } from '../notify/links.js';
 
 export function sampleNotification(
   kind: EventKind,
@@ -21,12 +22,17 @@ export function sampleNotification(
   };
 }
 
-/** Exactly what a channel would receive for a sample transition of `kind` (secrets are not printed). */
+/**
+ * Exactly what a channel would receive for a sample transition of `kind` (secrets are not
+ * printed), with the console links when `publicUrl` (`server.publicUrl`) is given.
+ */
 export function renderForChannel(
   kind: EventKind,
   name: string,
   config: ChannelConfig,
   now = Date.now(),
+  publicUrl?: string,
 ): string {
-  return kindOf(config).preview(sampleNotification(kind, name, 'event', now), name, config, now);
+  const notification = withLinks(sampleNotification(kind, name, 'event', now), publicUrl);
+  return kindOf(config).preview(notification, name, config, now);
 }

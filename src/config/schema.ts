@@ -355,6 +355,21 @@ const serverSchema = z
       .optional(),
     /** Bearer token for /admin/*; the admin API is off when unset or empty. */
     adminToken: optionalSecretField(),
+    /**
+     * Where people reach the console (`https://statuswatch.example.com`): every notification then
+     * links to it ("open in console", "silence…", `src/notify/links.ts`). No query, fragment or
+     * credentials; a trailing slash is dropped. Unset: no links.
+     */
+    publicUrl: httpUrlField()
+      .refine(
+        (value) => {
+          const url = new URL(value);
+          return url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+        },
+        { error: 'expected a URL without a query, a fragment or credentials' },
+      )
+      .transform((url) => url.replace(/\/+$/, ''))
+      .optional(),
     /** The web console at `/` (sessions, trusted proxies, proxy login). */
     console: consoleConfigSchema.optional(),
     /** Per-team limits of the tenancy API's stored objects (src/api/quota-config.ts). */

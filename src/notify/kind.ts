@@ -27,6 +27,11 @@ export interface NotifierDeps {
    * `key(...parts)` builds a key inside the installation's `{prefix}` hash tag.
    */
   state?: { redis: RedisClient; key: (...parts: string[]) => string };
+  /**
+   * `server.publicUrl`: every notification sent gets its console links (`links.ts`) before it is
+   * rendered. Absent: none.
+   */
+  publicUrl?: string | undefined;
 }
 
 /** Where a channel connects: the config field that names it, the host and the port. */

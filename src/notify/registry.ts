@@ -7,6 +7,7 @@ import { toError } from '../errors.js';
 import { classifyError } from './classify.js';
 import type { NotifierDeps } from './kind.js';
 import { channelSecrets, kindOf, type ChannelConfig } from './kinds.js';
+import { withLinks } from './links.js';
 import { scrubDeliveryError } from './secrets.js';
 import { DeliveryError, type Notification, type Notifier } from './types.js';
 
@@ -19,7 +20,7 @@ export function createNotifier(config: ChannelConfig, deps: NotifierDeps = {}): 
   return {
     async send(notification: Notification): Promise<void> {
       try {
-        await inner.send(notification);
+        await inner.send(withLinks(notification, deps.publicUrl));
       } catch (caught) {
         const error = caught instanceof DeliveryError ? caught : classifyError(toError(caught));
         throw scrubDeliveryError(error, secrets);

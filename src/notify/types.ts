@@ -1,5 +1,6 @@
 import { StatuswatchError } from '../errors.js';
 import type { Transition } from '../diff/transition.js';
+import type { NotificationLinks } from './links.js';
 
 /**
  * What a notifier is handed: one delivery. `id` is the delivery id
@@ -26,6 +27,11 @@ export interface Notification {
   transitions: Transition[];
   /** Unix ms when the delivery was created (not when this attempt runs). */
   createdAt: number;
+  /**
+   * "Open in console" and "silence…" (`links.ts`), set at send time when `server.publicUrl` is;
+   * absent: the renderers print no console links (the output is as without a public URL).
+   */
+  links?: NotificationLinks | undefined;
 }
 
 export type FailureReason =

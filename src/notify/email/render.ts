@@ -218,6 +218,18 @@ function footer(notification: Notification): { text: string; html: string } {
   };
 }
 
+/** "Open in console" and "Silence…" (`Notification.links`, our URLs), or nulls without links. */
+function consoleLinks(notification: Notification): { text: string | null; html: string | null } {
+  const links = notification.links;
+  if (links === undefined) return { text: null, html: null };
+  const a = (href: string, label: string): string =>
+    `<a href="${escapeHtml(new URL(href).href)}">${escapeHtml(label)}</a>`;
+  return {
+    text: `Open in console: ${links.console}\nSilence…: ${links.silence}`,
+    html: `<p>${a(links.console, 'Open in console')} · ${a(links.silence, 'Silence…')}</p>`,
+  };
+}
+
 interface Body {
   /** A heading above everything (batch-like mails). */
   heading: string | null;
@@ -294,6 +306,7 @@ export function renderEmail(
   const subject = subjectOf(notification, layout, options);
   const body = bodyOf(notification, layout);
   const end = footer(notification);
+  const links = consoleLinks(notification);
 
   const textParts = [
     body.heading,
@@ -301,6 +314,7 @@ export function renderEmail(
     body.summary.length === 0 ? null : body.summary.map((line) => `- ${line}`).join('\n'),
     ...body.shown.map(({ transition, headline }) => textBlock(transition, headline)),
     body.more,
+    links.text,
     end.text,
   ].filter((p): p is string => p !== null);
   const htmlParts = [
@@ -313,6 +327,7 @@ export function renderEmail(
       : `<ul>\n${body.summary.map((line) => `<li>${escapeHtml(line)}</li>`).join('\n')}\n</ul>`,
     ...body.shown.map(({ transition, headline }) => htmlBlock(transition, headline)),
     body.more === null ? null : `<p>${escapeHtml(body.more)}</p>`,
+    links.html,
     end.html,
   ].filter((p): p is string => p !== null);
 

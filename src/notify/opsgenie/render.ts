@@ -29,6 +29,7 @@ import {
   summaryLines,
   truncate,
 } from '../text.js';
+import type { NotificationLinks } from '../links.js';
 import type { Notification } from '../types.js';
 import { OPSGENIE_LIMITS, type OpsgeniePriority, type OpsgenieResponder } from './config.js';
 
@@ -248,6 +249,18 @@ function transitionDetails(t: Transition, subscription: string): Record<string, 
   return details;
 }
 
+/** A console link longer than this is left out of `details` (it would not fit their total). */
+const DETAIL_LINK_MAX = 2000;
+
+/** `consoleUrl` and `silenceUrl` (`Notification.links`, our URLs; never cut); none without. */
+function linkDetails(links: NotificationLinks | undefined): Record<string, string> {
+  if (links === undefined) return {};
+  const out: Record<string, string> = {};
+  if (links.console.length <= DETAIL_LINK_MAX) out.consoleUrl = links.console;
+  if (links.silence.length <= DETAIL_LINK_MAX) out.silenceUrl = links.silence;
+  return out;
+}
+
 function configured(
   options: OpsgenieRenderOptions,
 ): Pick<OpsgenieCreateBody, 'responders' | 'tags'> {
@@ -330,13 +343,14 @@ function createForTransition(
   alias: string,
   subscription: string,
   options: OpsgenieRenderOptions,
+  links: NotificationLinks | undefined,
 ): OpsgenieRequest {
   return createRequest(
     alias,
     {
       message: headline(t),
       description: transitionDescription(t, subscription),
-      details: transitionDetails(t, subscription),
+      details: { ...transitionDetails(t, subscription), ...linkDetails(links) },
       entity: serviceLabel(t),
       priority: priorityOf(t, options),
     },
@@ -358,14 +372,15 @@ export function transitionRequests(
   t: Transition,
   subscription: string,
   options: OpsgenieRenderOptions = {},
+  links?: NotificationLinks,
 ): OpsgenieRequest[] {
   if (isInformational(t.kind)) {
-    return [createForTransition(t, informationalAlias(t), subscription, options)];
+    return [createForTransition(t, informationalAlias(t), subscription, options, links)];
   }
   const alias = opsgenieAlias(t);
   switch (roleOf(t)) {
     case 'opening': {
-      const create = createForTransition(t, alias, subscription, options);
+      const create = createForTransition(t, alias, subscription, options, links);
       if (!continuesOpenEpisode(t)) return [create];
       return [
         create,
@@ -408,6 +423,7 @@ function digestRequest(
         subscription: detail(notification.subscription),
         notificationId: detail(notification.id),
         count: String(notification.transitions.length),
+        ...linkDetails(notification.links),
       },
       entity: headerSafe(notification.subscription),
       priority: 'P5',
@@ -467,7 +483,7 @@ export function renderOpsgenieRequests(
     case 'batch':
     case 'catchup':
       return chronological(notification.transitions).flatMap((t) =>
-        transitionRequests(t, notification.subscription, options),
+        transitionRequests(t, notification.subscription, options, notification.links),
       );
     case 'reminder':
       return [];

@@ -185,6 +185,15 @@ function linksOf(t: Transition): PagerdutyLink[] {
   return links;
 }
 
+/** "Open in console" and "Silence…" (`Notification.links`, our URLs); none without. */
+function consoleLinks(n: Notification): PagerdutyLink[] {
+  if (n.links === undefined) return [];
+  return [
+    { href: n.links.console, text: 'Open in console' },
+    { href: n.links.silence, text: 'Silence…' },
+  ];
+}
+
 function valuesOf(values: TransitionValues | null): Record<string, unknown> | null {
   if (values === null) return null;
   const out: Record<string, unknown> = {};
@@ -265,7 +274,7 @@ function alertEvent(
         class: t.kind,
         custom_details: detailsOf(t, n, now),
       },
-      links: linksOf(t),
+      links: [...linksOf(t), ...consoleLinks(n)],
     }),
   };
 }
@@ -286,7 +295,7 @@ function changeEvent(
         timestamp: iso(t.observedAt, now),
         custom_details: detailsOf(t, n, now),
       },
-      links: linksOf(t),
+      links: [...linksOf(t), ...consoleLinks(n)],
     }),
   };
 }
@@ -357,7 +366,7 @@ function digestEvent(
           delivery_id: n.id,
         },
       },
-      links: [],
+      links: consoleLinks(n),
     }),
   };
 }

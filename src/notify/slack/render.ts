@@ -203,10 +203,23 @@ function summarySections(lines: readonly string[]): string[] {
 
 function context(notification: Notification): SlackBlock {
   const text = `Subscription: ${esc(notification.subscription, 200)} · Delivery: ${esc(notification.id, 500)}`;
-  return {
-    type: 'context',
-    elements: [{ type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.contextElementText) }],
-  };
+  const elements: MrkdwnText[] = [
+    { type: 'mrkdwn', text: limitMrkdwn(text, SLACK_LIMITS.contextElementText) },
+  ];
+  const line = consoleLinks(notification);
+  if (line !== null) elements.push({ type: 'mrkdwn', text: line });
+  return { type: 'context', elements };
+}
+
+/** "Open in console · Silence…" (`Notification.links`: our URLs, never upstream text), else null. */
+export function consoleLinks(notification: Notification): string | null {
+  const links = notification.links;
+  if (links === undefined) return null;
+  const found = [
+    slackLink(links.console, 'Open in console'),
+    slackLink(links.silence, 'Silence…'),
+  ].filter((link): link is string => link !== null);
+  return found.length === 0 ? null : found.join('  ·  ');
 }
 
 export function withMention(mention: string | undefined, text: string): string {

@@ -280,6 +280,16 @@ export function teamsLinks(transition: Transition): TeamsOpenUrlAction[] {
   return actions;
 }
 
+/** "Open in console" and "Silence…" buttons (`Notification.links`, our URLs); none without. */
+export function consoleActions(notification: Notification): TeamsOpenUrlAction[] {
+  const links = notification.links;
+  if (links === undefined) return [];
+  return [
+    { type: 'Action.OpenUrl', title: 'Open in console', url: new URL(links.console).href },
+    { type: 'Action.OpenUrl', title: 'Silence…', url: new URL(links.silence).href },
+  ];
+}
+
 /** Service, event, status before → after, incident, started, subscription. */
 function facts(notification: Notification, transition: Transition, limits: Limits): TeamsFactSet {
   const list: TeamsFact[] = [
@@ -347,7 +357,7 @@ function renderEvent(
   noteText: string | null,
 ): RenderedTeams {
   const color = colorOf(transition);
-  const actions = teamsLinks(transition);
+  const actions = [...teamsLinks(transition), ...consoleActions(notification)];
   for (const scale of SCALES) {
     const limits = scaled(scale);
     const body: TeamsElement[] = [heading(headingText, color, limits.heading)];
@@ -435,7 +445,7 @@ function renderList(type: ListType, notification: Notification): RenderedTeams {
     const hidden = ordered.length - shownCount;
     if (hidden > 0) body.push(textBlock(`…and ${hidden} more`, { spacing: 'Medium' }));
     body.push(footer(notification, limits));
-    return serialize(message(body));
+    return serialize(message(body, consoleActions(notification)));
   };
   const most = Math.min(ordered.length, TEAMS_LIST_LIMIT);
   for (const [step, scale] of SCALES.entries()) {
@@ -460,7 +470,7 @@ function renderList(type: ListType, notification: Notification): RenderedTeams {
     }
     if (best !== null) return best;
   }
-  return minimal(headingText, color, []);
+  return minimal(headingText, color, consoleActions(notification));
 }
 
 /**

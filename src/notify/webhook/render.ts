@@ -11,6 +11,7 @@ import type {
   TransitionValues,
 } from '../../diff/transition.js';
 import { listHeading, summaryLines, type ListType } from '../text.js';
+import type { NotificationLinks } from '../links.js';
 import type { Notification } from '../types.js';
 
 export interface WebhookEventData {
@@ -24,6 +25,8 @@ export interface WebhookEventData {
   incident: IncidentRef | null;
   /** ISO 8601. */
   observedAt: string;
+  /** "Open in console" and "silence…" URLs; only with `server.publicUrl`. */
+  links?: NotificationLinks;
 }
 
 /** `data` of a `batch`, `reminder` or `catchup` delivery: every transition, none left out. */
@@ -33,6 +36,8 @@ export interface WebhookBatchData {
   /** The heading the chat and e-mail channels show (the notification's `title`, else a default). */
   title: string;
   events: WebhookEventData[];
+  /** "Open in console" and "silence…" URLs of the whole delivery; only with `server.publicUrl`. */
+  links?: NotificationLinks;
 }
 
 /** `data` of a `digest` delivery: the batch fields plus the summary lines. */
@@ -90,6 +95,12 @@ export function webhookEventData(transition: Transition, subscription: string): 
   };
 }
 
+/** `{links}` when the notification has them (a copy: the payload owns its objects), else nothing. */
+function linksOf(notification: Notification): { links?: NotificationLinks } {
+  const links = notification.links;
+  return links === undefined ? {} : { links: { console: links.console, silence: links.silence } };
+}
+
 function batchData(type: ListType, notification: Notification): WebhookBatchData {
   const events = notification.transitions.map((t) =>
     webhookEventData(t, notification.subscription),
@@ -99,6 +110,7 @@ function batchData(type: ListType, notification: Notification): WebhookBatchData
     count: events.length,
     title: listHeading(type, notification),
     events,
+    ...linksOf(notification),
   };
 }
 
@@ -118,7 +130,7 @@ export function webhookPayload(notification: Notification): WebhookPayload {
       return {
         type: notification.type === 'test' ? 'test' : first.kind,
         timestamp,
-        data: webhookEventData(first, notification.subscription),
+        data: { ...webhookEventData(first, notification.subscription), ...linksOf(notification) },
       };
     case 'batch':
     case 'reminder':
