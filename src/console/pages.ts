@@ -5,6 +5,7 @@
  * CSRF token.
  */
 import { LATEST_TIME_MS } from '../silences/model.js';
+import { transitionAnchor } from '../notify/links.js';
 import { EVENT_KINDS } from '../config/events.js';
 import {
   eventLabel,
@@ -330,7 +331,7 @@ export function transitionsTable(list: readonly TransitionView[], id = 'transiti
       ['Observed', 'Event', 'What', 'Sent to'],
       list.map(
         (t) =>
-          html`<tr>
+          html`<tr id="${transitionAnchor(t.id)}">
             <td data-label="Observed">${time(t.at)}</td>
             <td data-label="Event">${eventLabel(t.kind)}</td>
             <td data-label="What">${t.text}</td>
@@ -536,6 +537,35 @@ export const EMPTY_SILENCE_FORM: SilenceForm = {
   comment: '',
 };
 
+/** Longest prefilled text field (the services list, the duration, the comment). */
+const PREFILL_MAX = 4000;
+
+/**
+ * The create form prefilled from a "silence…" link of a notification (`src/notify/links.ts`):
+ * `services` (comma-separated feedIds), `events`, `subscriptions` and `channels` (repeated),
+ * `duration`, `comment`. Null when the query names none of them (the empty form). Nothing is
+ * created: the visitor confirms with the form's submit, and the POST checks everything again.
+ * Unknown event kinds are dropped; every value is escaped when the page is rendered.
+ */
+export function prefilledSilenceForm(query: URLSearchParams): SilenceForm | null {
+  const keys = ['services', 'events', 'subscriptions', 'channels', 'duration', 'comment'];
+  if (!keys.some((key) => query.has(key))) return null;
+  const text = (key: string, fallback: string): string =>
+    (query.get(key) ?? fallback).slice(0, PREFILL_MAX);
+  const list = (key: string): string[] => [
+    ...new Set(query.getAll(key).filter((v) => v !== '' && v.length <= PREFILL_MAX)),
+  ];
+  const kinds: readonly string[] = EVENT_KINDS;
+  return {
+    services: text('services', ''),
+    events: list('events').filter((kind) => kinds.includes(kind)),
+    subscriptions: list('subscriptions'),
+    channels: list('channels'),
+    duration: text('duration', EMPTY_SILENCE_FORM.duration),
+    comment: text('comment', ''),
+  };
+}
+
 /** A checkbox per value (form field `name`), the `checked` ones ticked. */
 export function checks(name: string, values: readonly string[], checked: readonly string[]): Html {
   return join(
@@ -552,6 +582,15 @@ export function checks(name: string, values: readonly string[], checked: readonl
         >`,
     ),
   );
+}
+
+/**
+ * The choices plus any ticked value that is not among them (a prefilled link naming another
+ * team's subscription): shown ticked, so submitting is refused with the usual "not your team's"
+ * instead of silently widening to every subscription of the team.
+ */
+function withChecked(values: readonly string[], checked: readonly string[]): string[] {
+  return [...values, ...checked.filter((v) => !values.includes(v))];
 }
 
 export function previewRegion(
@@ -670,11 +709,11 @@ export function silencesPage(
           <legend>
             Subscriptions (none ticked: ${o.team ? 'all of your team’s' : 'every subscription'})
           </legend>
-          ${checks('subscriptions', o.subscriptions, f.subscriptions)}
+          ${checks('subscriptions', withChecked(o.subscriptions, f.subscriptions), f.subscriptions)}
         </fieldset>
         <fieldset>
           <legend>Channels (none ticked: every channel)</legend>
-          ${checks('channels', o.channels, f.channels)}
+          ${checks('channels', withChecked(o.channels, f.channels), f.channels)}
         </fieldset>
         <div class="row">
           <div>

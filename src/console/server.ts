@@ -58,6 +58,7 @@ import {
   overviewPage,
   servicePage,
   silencesPage,
+  prefilledSilenceForm,
   type Frame,
   type NavKey,
   type SilenceForm,
@@ -513,7 +514,9 @@ export class Console {
       return;
     }
     if (path === '/silences') {
-      await this.silencesPage(ctx, EMPTY_SILENCE_FORM, null, [], 200);
+      // A notification's "silence…" link prefills the form; the POST confirms (and re-checks).
+      const form = prefilledSilenceForm(url.searchParams) ?? EMPTY_SILENCE_FORM;
+      await this.silencesPage(ctx, form, null, [], 200);
       return;
     }
     if (path === '/catalog') {
