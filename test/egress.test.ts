@@ -30,18 +30,22 @@ const SECRET_KEY = newKey();
 interface Listener {
   port: number;
   connections: number;
+  /** What reached it, as text. */
+  received: string[];
   close(): Promise<void>;
 }
 
 async function listener(host: string): Promise<Listener> {
   const sockets = new Set<Socket>();
   const state = { connections: 0 };
+  const received: string[] = [];
   const server: Server = createServer((socket) => {
     state.connections += 1;
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
-    socket.on('data', () => {
+    socket.on('data', (chunk: Buffer) => {
+      received.push(chunk.toString('latin1'));
       socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
     });
   });
@@ -53,6 +57,7 @@ async function listener(host: string): Promise<Listener> {
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   return {
     port,
+    received,
     get connections() {
       return state.connections;
     },
@@ -233,6 +238,21 @@ describe('egress policy (default): a team cannot reach internal addresses', () =
     expect(v4.connections).toBe(0);
   }, 90_000);
 
+  it('a request carrying the loop header (a notifier reaching this installation through its ingress) is refused unchecked and uncounted', async () => {
+    if (d === undefined) throw new Error('not started');
+    const looped = client(d.url, 'stw_wrong_token_from_a_loop');
+    for (let i = 0; i < 12; i += 1) {
+      const res = await looped.raw('GET', '/api/v1/channels', undefined, {
+        'statuswatch-loop': '1',
+      });
+      expect(res.status).toBe(403);
+      expect(res.body.error.code).toBe('own_request');
+    }
+    // Not one of them counted: a wrong token without the header is a 401, not a 429.
+    const wrong = await client(d.url, 'stw_wrong_token_plain')('GET', '/api/v1/channels');
+    expect(wrong.status).toBe(401);
+  });
+
   it("cannot be pointed at the daemon's own port to lock the admin out", async () => {
     if (d === undefined || team === undefined) throw new Error('not started');
     const port = new URL(d.url).port;
@@ -275,6 +295,8 @@ describe('egress policy: an operator exception', () => {
     const tested = await blue('POST', '/api/v1/channels/relay/test');
     expect(tested.body.ok, tested.text).toBe(true);
     expect(v4.connections).toBeGreaterThan(before);
+    // Every request a notifier sends carries the loop header.
+    expect(v4.received.join('')).toMatch(/\r\nstatuswatch-loop: 1\r\n/i);
     const refused = await blue('POST', '/api/v1/channels', {
       name: 'other-port',
       ...channelOf('webhook', '127.0.0.1', other.port),

@@ -4,6 +4,7 @@
  * change itself. Who (token id and the token's team), what (object kind, name, owning team, a
  * field diff with secret values masked), when and from which client address.
  */
+import { createHash } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis.js';
 import { z } from 'zod';
@@ -72,7 +73,27 @@ function leaves(
   return out;
 }
 
-/** The field diff of two (already masked) objects. */
+/** A value kept in an audit entry as it is up to this many bytes of JSON; larger, as a summary. */
+export const AUDIT_VALUE_MAX_BYTES = 256;
+/** An entry's diff up to this many bytes of JSON; larger, its fields are listed without values. */
+export const AUDIT_DIFF_MAX_BYTES = 4096;
+/** Fields listed in one entry at most (the rest are counted). */
+export const AUDIT_DIFF_MAX_FIELDS = 64;
+
+/** A large value as the audit log keeps it: its size and a digest, not the value. */
+function summary(value: unknown): unknown {
+  const text = JSON.stringify(value);
+  if (text.length <= AUDIT_VALUE_MAX_BYTES) return value;
+  const digest = createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return `<${String(text.length)} bytes, sha256 ${digest}…>`;
+}
+
+/**
+ * The field diff of two (already masked) objects, bounded: a value over
+ * AUDIT_VALUE_MAX_BYTES is kept as a summary, a diff over AUDIT_DIFF_MAX_BYTES lists its fields
+ * without values, and at most AUDIT_DIFF_MAX_FIELDS fields are listed. Every team writes to the
+ * one stream the Redis shared by all keeps, so no write may append much to it.
+ */
 export function diffOf(before: unknown, after: unknown): DiffEntry[] {
   const a = leaves(before ?? {});
   const b = leaves(after ?? {});
@@ -81,9 +102,21 @@ export function diffOf(before: unknown, after: unknown): DiffEntry[] {
     const from = a.get(field);
     const to = b.get(field);
     if (JSON.stringify(from) === JSON.stringify(to)) continue;
-    out.push({ field, ...(a.has(field) ? { from } : {}), ...(b.has(field) ? { to } : {}) });
+    out.push({
+      field,
+      ...(a.has(field) ? { from: summary(from) } : {}),
+      ...(b.has(field) ? { to: summary(to) } : {}),
+    });
   }
-  return out;
+  const listed =
+    out.length > AUDIT_DIFF_MAX_FIELDS
+      ? [
+          ...out.slice(0, AUDIT_DIFF_MAX_FIELDS),
+          { field: `(and ${String(out.length - AUDIT_DIFF_MAX_FIELDS)} more fields)` },
+        ]
+      : out;
+  if (JSON.stringify(listed).length <= AUDIT_DIFF_MAX_BYTES) return listed;
+  return listed.map(({ field }) => ({ field }));
 }
 
 /** The audit stream: appends inside a caller's MULTI; reads newest first. */

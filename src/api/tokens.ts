@@ -53,7 +53,13 @@ export const AUTH_FAILURE_WINDOW_MS = 60_000;
  */
 const SLOT_WAIT_MS = 2_000;
 /** How often a waiting attempt asks again when no check of this process frees a slot. */
-const SLOT_POLL_MS = 25;
+const SLOT_POLL_MS = 100;
+/**
+ * Requests of one address that may wait for a slot in this process at once; more are a 429 at
+ * once (each waiter asks Redis every SLOT_POLL_MS: a flood of valid tokens must not turn into a
+ * flood of script calls).
+ */
+const MAX_SLOT_WAITERS = 256;
 
 /**
  * What one attempt came to: the check's value, a wrong token (counted), or refused unchecked
@@ -177,6 +183,7 @@ export class TokenStore {
       if (code === 0) return Math.max(ttl, 1);
       // Busy: checks in flight may free a slot (or become the failures that close the window).
       if (Date.now() >= deadline) return 1000;
+      if ((this.waiting.get(address)?.size ?? 0) >= MAX_SLOT_WAITERS) return 1000;
       await this.slotFreed(address);
     }
   }

@@ -7,7 +7,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { connect as netConnect, isIP, type LookupFunction, type Socket } from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { LOOP_HEADER } from '../server/own-sockets.js';
 import { canonicalHost, EgressDeniedError, isLocalhostName, type EgressPolicy } from './policy.js';
 
 /** The refusal's words: what a team may see (its own destination's class), never an answer. */
@@ -121,17 +122,42 @@ export function egressConnector(
   };
 }
 
+/** `headers` of a request with the loop header added (undici takes several forms). */
+function withLoopHeader(
+  headers: Dispatcher.DispatchOptions['headers'],
+): NonNullable<Dispatcher.DispatchOptions['headers']> {
+  if (headers === null || headers === undefined) return { [LOOP_HEADER]: '1' };
+  if (Array.isArray(headers) && !Array.isArray(headers[0])) return [...headers, LOOP_HEADER, '1'];
+  if (Symbol.iterator in headers) {
+    const flat: string[] = [];
+    for (const [name, value] of headers as Iterable<[string, string | string[] | undefined]>) {
+      if (value === undefined) continue;
+      for (const one of typeof value === 'string' ? [value] : value) flat.push(name, one);
+    }
+    return [...flat, LOOP_HEADER, '1'];
+  }
+  return { ...headers, [LOOP_HEADER]: '1' };
+}
+
 /**
- * The Agent a notifier owns: with a policy, every connection it makes goes through
- * `egressConnector`; without one (a config-file channel the operator exempts) a plain Agent.
+ * The Agent a notifier owns: every request it sends carries the loop header (so the ops server
+ * of any replica refuses, unchecked and uncounted, a request that came back to this installation,
+ * also through its public ingress), and with a policy every connection it makes goes through
+ * `egressConnector`; without one (a config-file channel the operator exempts) a plain connector.
  */
 export function egressAgent(
   policy: EgressPolicy | undefined,
   options: Omit<Agent.Options, 'connect'> & { connect?: ConnectOptions } = {},
-): Agent {
-  if (policy === undefined) return new Agent(options);
+): Dispatcher {
   const { connect, ...rest } = options;
-  return new Agent({ ...rest, connect: egressConnector(policy, connect) });
+  const agent =
+    policy === undefined
+      ? new Agent(options)
+      : new Agent({ ...rest, connect: egressConnector(policy, connect) });
+  return agent.compose(
+    (dispatch) => (opts, handler) =>
+      dispatch({ ...opts, headers: withLoopHeader(opts.headers) }, handler),
+  );
 }
 
 /** What nodemailer hands a `getSocket` option (the transport's own options). */
@@ -156,18 +182,21 @@ export function egressSocket(
   return (options, callback) => {
     const host = canonicalHost(options.host ?? 'localhost') ?? options.host ?? '';
     const port = Number(options.port ?? 25);
+    if (policy.allowsHostPort(host, port)) {
+      callback(null, false);
+      return;
+    }
     const refusal = literalRefusal(policy, host, port);
     if (refusal !== null) {
       callback(refusal);
       return;
     }
-    if (isIP(host) !== 0 || policy.allowsHostPort(host, port)) {
-      callback(null, false);
-      return;
-    }
     const timeoutMs = Number(options.connectionTimeout ?? 10_000);
     let settled = false;
-    const socket: Socket = netConnect({ host, port, lookup: checkedLookup(policy, port) });
+    // A literal is connected to as it is (checked above); a name through the checked lookup.
+    const socket: Socket = netConnect(
+      isIP(host) !== 0 ? { host, port } : { host, port, lookup: checkedLookup(policy, port) },
+    );
     const finish = (err: Error | null): void => {
       if (settled) return;
       settled = true;
@@ -180,7 +209,9 @@ export function egressSocket(
       }
     };
     const timer = setTimeout(() => {
-      finish(Object.assign(new Error('SMTP connection timed out'), { code: 'ETIMEDOUT' }));
+      // Not ETIMEDOUT (a `timeout`): a connect that times out reads as any network failure, as
+      // undici's connect timeout does, so a filtered port reads like a closed one.
+      finish(Object.assign(new Error('SMTP connect timed out'), { code: 'ECONNECT_TIMEOUT' }));
     }, timeoutMs);
     socket.once('connect', () => {
       finish(null);

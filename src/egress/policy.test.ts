@@ -10,6 +10,7 @@ describe('refusedRange', () => {
     ['172.31.255.255', 'a private (RFC 1918) address'],
     ['192.168.1.1', 'a private (RFC 1918) address'],
     ['169.254.169.254', 'a link-local address'],
+    ['168.63.129.16', 'a cloud platform address'],
     ['100.64.0.1', 'a carrier-grade NAT address'],
     ['0.0.0.0', 'an unspecified ("this network") address'],
     ['224.0.0.1', 'a multicast address'],

@@ -28,6 +28,8 @@ const V4_RANGES: readonly Range[] = [
   { cidr: '127.0.0.0/8', what: 'a loopback address' },
   { cidr: '169.254.0.0/16', what: 'a link-local address' },
   { cidr: '172.16.0.0/12', what: 'a private (RFC 1918) address' },
+  // Azure's platform endpoint (WireServer): public on paper, answers only from inside Azure.
+  { cidr: '168.63.129.16/32', what: 'a cloud platform address' },
   { cidr: '192.0.0.0/24', what: 'a reserved address' },
   { cidr: '192.0.2.0/24', what: 'a reserved (documentation) address' },
   { cidr: '192.88.99.0/24', what: 'a reserved address' },

@@ -104,6 +104,9 @@ describe('classifyError', () => {
     ['UND_ERR_HEADERS_TIMEOUT', errnoError('UND_ERR_HEADERS_TIMEOUT'), true, 'timeout'],
     ['UND_ERR_BODY_TIMEOUT', errnoError('UND_ERR_BODY_TIMEOUT'), true, 'timeout'],
     ['ETIMEDOUT (nodemailer)', errnoError('ETIMEDOUT'), true, 'timeout'],
+    // The egress policy's SMTP socket: a connect timeout reads as any network failure too.
+    ['ECONNECT_TIMEOUT (egressSocket)', errnoError('ECONNECT_TIMEOUT'), true, 'network'],
+    ['EGRESS_DENIED', errnoError('EGRESS_DENIED'), false, 'policy'],
     ['ESOCKET (nodemailer)', errnoError('ESOCKET'), true, 'network'],
     ['ECONNECTION (nodemailer)', errnoError('ECONNECTION'), true, 'network'],
     [

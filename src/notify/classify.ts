@@ -89,6 +89,7 @@ const NETWORK_CODES: Record<string, string> = {
   UND_ERR_DESTROYED: 'connection destroyed',
   UND_ERR_ABORTED: 'request aborted',
   UND_ERR_CONNECT: 'could not connect',
+  ECONNECT_TIMEOUT: 'connect timed out',
   // nodemailer
   ECONNECTION: 'SMTP connection closed unexpectedly',
   ESOCKET: 'SMTP socket error',

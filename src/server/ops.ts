@@ -6,7 +6,7 @@ import type { Metrics } from './metrics.js';
 import { HttpError, sendError } from './http-error.js';
 import { sameSecret } from './secret-compare.js';
 import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
-import type { OwnSockets } from './own-sockets.js';
+import { LOOP_HEADER, type OwnSockets } from './own-sockets.js';
 
 export interface Readiness {
   ready: boolean;
@@ -163,9 +163,10 @@ export class OpsServer {
       send(res, 200, text, this.options.metrics.registry.contentType);
       return;
     }
-    if (this.options.ownSockets?.has(req) === true) {
-      // The daemon calling itself (a channel pointed at this server): never a token check, so
-      // never a failed attempt counted against the address it comes from.
+    if (req.headers[LOOP_HEADER] !== undefined || this.options.ownSockets?.has(req) === true) {
+      // A notifier's request (this process's on its own socket, or any replica's through the
+      // ingress, marked by the loop header): never a token check, so never a failed attempt
+      // counted against the address it comes from.
       fail(
         res,
         403,

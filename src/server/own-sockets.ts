@@ -21,6 +21,14 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { plainAddress } from './client-address.js';
 
+/**
+ * The header every request a notifier sends carries (`egressAgent`): a request that reaches an
+ * ops server with it came from a statuswatch notifier (this replica, another, or through the
+ * installation's public ingress) and is refused unchecked and uncounted, like one on an own
+ * socket. Knowing it helps no one: sending it only gets one's own requests refused.
+ */
+export const LOOP_HEADER = 'statuswatch-loop';
+
 export interface OwnSockets {
   /** Whether `req` arrived on a connection this process opened. */
   has(req: IncomingMessage): boolean;
