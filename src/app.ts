@@ -15,6 +15,7 @@ import type { CategoryStore } from './routing/categories.js';
 import type { Router } from './routing/router.js';
 import type { NotifierDeps } from './notify/kind.js';
 import { ChannelRegistry } from './delivery/channels.js';
+import type { NotifierTemplates } from './notify/template.js';
 import type { DeliveryQueue } from './delivery/queue.js';
 import type { DeliveryWorker, DeliveryOutcome } from './delivery/worker.js';
 import { createMetrics, type Metrics } from './server/metrics.js';
@@ -215,7 +216,10 @@ export class App extends EventEmitter<AppEvents> {
         return p.ok ? null : describeOverBudget(p);
       },
     });
-    this.channels = new ChannelRegistry(config.channels, (name) => this.notifierDeps(name));
+    this.channels = new ChannelRegistry(config.channels, (name) => ({
+      ...this.notifierDeps(name),
+      templates: this.templateDeps(name),
+    }));
     this.observeWalk();
     // One line per Redis state change, not per reconnect attempt; and an `error` listener on
     // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
@@ -300,6 +304,26 @@ export class App extends EventEmitter<AppEvents> {
     return this.config;
   }
 
+  /**
+   * The message templates of channel `name` beyond its own: each subscription's `templates` for
+   * it (config file and API alike), and `template:failed` warnings in the log.
+   */
+  private templateDeps(name: string): NotifierTemplates {
+    return {
+      subscription: (subscription) => {
+        const found = this.api.runtime.subscriptions().find((s) => s.name === subscription);
+        const map = found?.templates;
+        return map !== undefined && Object.hasOwn(map, name) ? map[name] : undefined;
+      },
+      warn: (failure) => {
+        this.deps.log.warn(
+          { event: 'template:failed', ...failure },
+          `message template failed (${failure.reason}): the default rendering was sent`,
+        );
+      },
+    };
+  }
+
   /** Poll cycles and deliveries: counted in the metrics and re-emitted as `cycle` / `delivery`. */
   private observeWalk(): void {
     this.poller.on('cycle', (report) => {
@@ -333,7 +357,10 @@ export class App extends EventEmitter<AppEvents> {
     // A channel stored through the API brings secrets no config file held.
     addLogSecrets(this.deps.log, Object.values(channels).flatMap(channelSecrets));
     const old = this.channels;
-    this.channels = new ChannelRegistry(channels, (name) => this.notifierDeps(name));
+    this.channels = new ChannelRegistry(channels, (name) => ({
+      ...this.notifierDeps(name),
+      templates: this.templateDeps(name),
+    }));
     setTimeout(() => void old.close(), 30_000).unref();
   }
 

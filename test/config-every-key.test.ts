@@ -42,6 +42,12 @@ const SECRETS = {
   genieKey: 'EVERYKEY-genie-key-0123456789',
 };
 
+/** Message templates (docs/templates.md): a kind's own and the `default` of the others. */
+const TEMPLATES = {
+  'incident.opened': { title: '{{ service.name }}: {{ incident.title }}', text: '{{ summary }}' },
+  default: { title: '{{ event }}: {{ service.name }}', text: '{{ change }}' },
+};
+
 /** Keys no single config can set next to a Redis URL, and the suite whose daemon starts with each. */
 const ELSEWHERE: Record<string, string> = {
   'redis.cluster': 'test/redis-cluster.test.ts',
@@ -98,6 +104,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         iconEmoji: ':rotating_light:',
         mention: '<!here>',
         timeoutMs: 4000,
+        templates: TEMPLATES,
       },
       'slack-app': {
         type: 'slack',
@@ -109,6 +116,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         iconEmoji: ':rotating_light:',
         mention: '<!here>',
         timeoutMs: 4000,
+        templates: TEMPLATES,
       },
       mail: {
         type: 'email',
@@ -124,6 +132,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         from: 'statuswatch <statuswatch@example.test>',
         to: ['sre@example.test'],
         subjectPrefix: '[statuswatch]',
+        templates: TEMPLATES,
       },
       hook: {
         type: 'webhook',
@@ -131,8 +140,9 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         secret: SECRETS.webhookSecret,
         headers: { 'X-Team': 'sre', Authorization: SECRETS.webhookHeader },
         timeoutMs: 4000,
+        templates: TEMPLATES,
       },
-      teams: { type: 'teams', webhookUrl: SECRETS.teamsUrl, timeoutMs: 4000 },
+      teams: { type: 'teams', webhookUrl: SECRETS.teamsUrl, timeoutMs: 4000, templates: TEMPLATES },
       pd: {
         type: 'pagerduty',
         routingKey: SECRETS.routingKey,
@@ -140,6 +150,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         severity: { 'incident.opened': 'critical' },
         page: ['sla.forecast'],
         timeoutMs: 4000,
+        templates: TEMPLATES,
       },
       genie: {
         type: 'opsgenie',
@@ -153,6 +164,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
         ],
         tags: ['statuswatch'],
         timeoutMs: 4000,
+        templates: TEMPLATES,
       },
     },
     subscriptions: [
@@ -170,6 +182,14 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
           except: ['incident.opened'],
         },
         digest: { schedule: '0 8 * * 1', timezone: 'Europe/Berlin' },
+        templates: {
+          hook: {
+            'incident.opened': {
+              title: '{{ summary }}',
+              text: '{{ summary }} ({{ subscription }})',
+            },
+          },
+        },
       },
     ],
   };
@@ -266,7 +286,8 @@ describe('a config with every key', () => {
   it('sets every key of the config schema (or names the suite that does)', () => {
     const config = everyKeyConfig({ simUrl: 'x', redisUrl: 'x', prefix: 'x', sink: 'x' });
     const set = new Set<string>();
-    configPaths(config, '', new Set(['channels']), set);
+    const maps = ['channels', 'channels.*.templates', 'subscriptions[].templates'];
+    configPaths(config, '', new Set([...maps, 'subscriptions[].templates.*']), set);
     const missing = [...schemaPaths()].filter((p) => !set.has(p) && ELSEWHERE[p] === undefined);
     expect(missing).toEqual([]);
     // And the list of exceptions holds only keys the schema still has.

@@ -367,6 +367,7 @@ export function configSubscriptionView(s: SubscriptionConfig): SubscriptionView 
     };
   }
   if (s.digest !== undefined) out.digest = { ...s.digest };
+  if (s.templates !== undefined) out.templates = structuredClone(s.templates);
   return { ...out, name: s.name, team: null, source: 'config' };
 }
 

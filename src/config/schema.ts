@@ -20,6 +20,7 @@ import {
 import { consoleConfigSchema } from '../console/config.js';
 import { quotasConfigSchema } from '../api/quota-config.js';
 import { egressConfigSchema } from '../egress/config.js';
+import { subscriptionTemplatesSchema } from '../notify/template.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -476,6 +477,8 @@ const subscriptionSchema = z
     repeat: durationField(MINUTE).optional(),
     quietHours: quietHoursSchema.optional(),
     digest: digestSchema.optional(),
+    /** Message templates per channel name, over the channel's own (docs/templates.md). */
+    templates: subscriptionTemplatesSchema.optional(),
   })
   .superRefine(
     (value, ctx) => {

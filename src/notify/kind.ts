@@ -9,6 +9,7 @@ import type { EgressPolicy } from '../egress/policy.js';
 import type { RedisClient } from '../redis.js';
 import type { z } from 'zod';
 import type { Notification, Notifier } from './types.js';
+import type { NotifierTemplates } from './template.js';
 
 /** Shared, optional dependencies; each kind takes what it uses. */
 export interface NotifierDeps {
@@ -20,6 +21,8 @@ export interface NotifierDeps {
    * is the injector's to guard.
    */
   egress?: EgressPolicy;
+  /** Message templates beyond the channel's own: the subscriptions' and the failure log. */
+  templates?: NotifierTemplates;
   /** Clock (Retry-After dates, timestamps). */
   now?: () => number;
   /**

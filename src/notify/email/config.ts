@@ -7,6 +7,7 @@ import {
   isEmailAddress,
   nonEmptyString,
 } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 /** `addr@example.com` or `Display Name <addr@example.com>`, without CR/LF (header-safe). */
 export function isMailbox(value: string): boolean {
@@ -35,6 +36,8 @@ const smtpSchema = z.strictObject({
 
 export const emailChannelConfigSchema = z.strictObject({
   type: z.literal('email'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   smtp: smtpSchema,
   from: z
     .string({ error: expected('a sender address') })

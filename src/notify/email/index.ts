@@ -15,6 +15,8 @@ import { emailChannelConfigSchema, type EmailChannelConfig } from './config.js';
 import { REDACTED } from '../../config/secret-text.js';
 import { defineChannelKind, type NotifierDeps } from '../kind.js';
 import { renderEmail } from './render.js';
+import { applyEmailTemplate } from './templated.js';
+import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
 import { egressSocket } from '../../egress/connect.js';
 
 export interface EmailNotifierDeps {
@@ -28,6 +30,8 @@ export interface EmailNotifierDeps {
   state?: NotifierDeps['state'];
   /** The egress policy of the SMTP connection (`NotifierDeps.egress`). */
   egress?: NotifierDeps['egress'];
+  /** The subscriptions' templates and the failure log (`NotifierDeps.templates`). */
+  templates?: NotifierDeps['templates'];
 }
 
 /** How long the recipients still owed a delivery are kept (longer than its retries). */
@@ -95,7 +99,16 @@ export function createEmailNotifier(
   const envelope = { from: mailboxAddress(config.from), to: [...config.to] };
 
   async function send(notification: Notification): Promise<void> {
-    const mail = renderEmail(notification, { subjectPrefix: config.subjectPrefix });
+    const mail = applyEmailTemplate(
+      renderEmail(notification, { subjectPrefix: config.subjectPrefix }),
+      renderTemplates(
+        notification,
+        'plain',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      notification,
+      config.subjectPrefix,
+    );
     const state = deps.state;
     const deferredKey = state?.key('email', 'deferred', notification.id);
     // A retry after a server deferred some recipients goes to those only (the others have it).
@@ -174,7 +187,13 @@ export const emailKind = defineChannelKind({
   describe: (config) =>
     `email via ${config.smtp.host}:${config.smtp.port} from ${config.from} to ${config.to.join(', ')}`,
   preview: (notification, _name, config) => {
-    const mail = renderEmail(notification, { subjectPrefix: config.subjectPrefix });
+    const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
+    const mail = applyEmailTemplate(
+      renderEmail(notification, { subjectPrefix: config.subjectPrefix }),
+      rendered,
+      notification,
+      config.subjectPrefix,
+    );
     const head = [
       `From: ${config.from}`,
       `To: ${config.to.join(', ')}`,
@@ -183,7 +202,8 @@ export const emailKind = defineChannelKind({
       ...(mail.inReplyTo === null ? [] : [`In-Reply-To: ${mail.inReplyTo}`]),
       ...(mail.references === null ? [] : [`References: ${mail.references}`]),
     ];
-    return `${head.join('\n')}\n\n--- text/plain ---\n${mail.text}\n\n--- text/html ---\n${mail.html}\n`;
+    const end = notes.length === 0 ? '' : `${notes.join('\n')}\n`;
+    return `${head.join('\n')}\n\n--- text/plain ---\n${mail.text}\n\n--- text/html ---\n${mail.html}\n${end}`;
   },
   destinations: (config) => [
     { field: 'smtp.host', host: config.smtp.host, port: config.smtp.port },
@@ -192,5 +212,6 @@ export const emailKind = defineChannelKind({
     createEmailNotifier(config, {
       ...(deps.state === undefined ? {} : { state: deps.state }),
       ...(deps.egress === undefined ? {} : { egress: deps.egress }),
+      ...(deps.templates === undefined ? {} : { templates: deps.templates }),
     }),
 });

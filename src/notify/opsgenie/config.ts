@@ -12,6 +12,7 @@ import {
   intField,
   nonEmptyString,
 } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 /** The Opsgenie API host of accounts in the US (default) region. */
 export const DEFAULT_OPSGENIE_URL = 'https://api.opsgenie.com';
@@ -98,6 +99,8 @@ const apiUrlField = httpUrlField().refine(
 
 export const opsgenieChannelConfigSchema = z.strictObject({
   type: z.literal('opsgenie'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   /** The API key of an Opsgenie API integration (sent as `Authorization: GenieKey <apiKey>`). */
   apiKey: field('an Opsgenie API integration key'),
   /** API host: https://api.opsgenie.com (default) or https://api.eu.opsgenie.com for EU accounts. */

@@ -36,6 +36,8 @@ import {
   type OpsgenieChannelConfig,
 } from './config.js';
 import { renderOpsgenieRequests, type OpsgenieAction, type OpsgenieRequest } from './render.js';
+import { applyOpsgenieTemplate } from './templated.js';
+import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
 
 export const DEFAULT_OPSGENIE_TIMEOUT_MS = 10_000;
 
@@ -182,7 +184,15 @@ export function createOpsgenieNotifier(
   }
 
   async function send(notification: Notification): Promise<void> {
-    const requests = renderOpsgenieRequests(notification, config);
+    const requests = applyOpsgenieTemplate(
+      renderOpsgenieRequests(notification, config),
+      renderTemplates(
+        notification,
+        'plain',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      { firstOnly: notification.type === 'test' },
+    );
     const first = progress.start(notification.id, requests.length);
     for (let index = first; index < requests.length; index++) {
       const request = requests[index];
@@ -208,7 +218,10 @@ export function createOpsgenieNotifier(
 
 /** What `render` prints: every request with its URL, headers (key hidden) and JSON body. */
 export function previewOpsgenie(notification: Notification, config: OpsgenieChannelConfig): string {
-  const requests = renderOpsgenieRequests(notification, config);
+  const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
+  const requests = applyOpsgenieTemplate(renderOpsgenieRequests(notification, config), rendered, {
+    firstOnly: notification.type === 'test',
+  });
   if (requests.length === 0) {
     return `(nothing is sent: Opsgenie re-notifies about an open alert by itself, through its escalation policies)\n`;
   }
@@ -221,6 +234,7 @@ export function previewOpsgenie(notification: Notification, config: OpsgenieChan
       (request) =>
         `${request.method} ${base}${request.path}\n${headers}\n\n${JSON.stringify(request.body, null, 2)}\n`,
     )
+    .concat(notes.length === 0 ? [] : [`${notes.join('\n')}\n`])
     .join('\n');
 }
 

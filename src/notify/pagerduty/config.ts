@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { EVENT_KINDS, type EventKind } from '../../config/events.js';
 import { expected, httpUrlField, intField } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 /** PagerDuty's alert severities (PD-CEF), most severe first. */
 export const PAGERDUTY_SEVERITIES = ['critical', 'error', 'warning', 'info'] as const;
@@ -43,6 +44,8 @@ const severitySchema = z.enum(PAGERDUTY_SEVERITIES, {
 
 export const pagerdutyChannelConfigSchema = z.strictObject({
   type: z.literal('pagerduty'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   /** The Integration Key (a secret: whoever holds it can open incidents on the service). */
   routingKey: z
     .string({ error: expected(`a PagerDuty routing key (${ROUTING_KEY_HINT})`) })

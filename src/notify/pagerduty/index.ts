@@ -21,6 +21,8 @@ import {
   type PagerdutyChannelConfig,
 } from './config.js';
 import { renderPagerduty, type PagerdutyRequest } from './render.js';
+import { applyPagerdutyTemplate } from './templated.js';
+import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
 
 export const DEFAULT_PAGERDUTY_TIMEOUT_MS = 10_000;
 
@@ -130,7 +132,15 @@ export function createPagerdutyNotifier(
    * closes at once.)
    */
   async function send(notification: Notification): Promise<void> {
-    const requests = renderPagerduty(notification, options, now());
+    const requests = applyPagerdutyTemplate(
+      renderPagerduty(notification, options, now()),
+      renderTemplates(
+        notification,
+        'plain',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      { firstOnly: notification.type === 'test' },
+    );
     const first = progress.start(notification.id, requests.length);
     for (let index = first; index < requests.length; index++) {
       const request = requests[index];
@@ -159,7 +169,12 @@ export function previewPagerduty(
   config: PagerdutyChannelConfig,
   now: number,
 ): string {
-  const requests = renderPagerduty(notification, renderOptions(config, REDACTED), now);
+  const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
+  const requests = applyPagerdutyTemplate(
+    renderPagerduty(notification, renderOptions(config, REDACTED), now),
+    rendered,
+    { firstOnly: notification.type === 'test' },
+  );
   if (requests.length === 0) {
     return '(nothing is sent: PagerDuty re-notifies and escalates an open incident itself, so reminders are not sent to it)\n';
   }
@@ -169,6 +184,7 @@ export function previewPagerduty(
       const url = redactUrlPassword(endpoints[request.endpoint]);
       return `POST ${url}\ncontent-type: application/json\n\n${JSON.stringify(request.body, null, 2)}\n`;
     })
+    .concat(notes.length === 0 ? [] : [`${notes.join('\n')}\n`])
     .join('\n');
 }
 

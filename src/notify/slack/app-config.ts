@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { expected, httpUrlField, intField } from '../../config/fields.js';
 import { slackChannelConfigSchema } from './config.js';
+import { templateMapSchema } from '../template.js';
 
 export const SLACK_APP_DEFAULT_API_URL = 'https://slack.com/api';
 /** Slack's documented pace for chat.postMessage: about one message per second per channel. */
@@ -59,6 +60,8 @@ export const SLACK_APP_SECRET_PATHS: readonly string[] = ['botToken'];
 /** A standalone app-mode channel: `type: slack` plus the app fields. */
 export const slackAppChannelConfigSchema = z.strictObject({
   type: z.literal('slack'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   ...slackAppConfigShape,
 });
 

@@ -55,6 +55,8 @@ import {
   type SlackMessageStore,
 } from './message-store.js';
 import type { SlackPayload } from './render.js';
+import { applySlackTemplate } from './templated.js';
+import { renderTemplates, templatesFor } from '../template.js';
 
 export const DEFAULT_SLACK_APP_TIMEOUT_MS = 10_000;
 
@@ -325,6 +327,19 @@ export function createSlackAppNotifier(
   });
 
   /** A message that is not a living one; recorded so a retry does not post it twice. */
+  /** The message templates laid over a post or a thread reply about one event. */
+  function templated(notification: Notification, payload: SlackPayload): SlackPayload {
+    const rendered = renderTemplates(
+      notification,
+      'slack',
+      templatesFor(config.templates, deps.templates, notification.subscription),
+    );
+    return applySlackTemplate(payload, rendered, {
+      mention: config.mention,
+      keepNote: notification.type === 'test',
+    });
+  }
+
   async function plainPost(notification: Notification, payload: SlackPayload): Promise<void> {
     const progress = store === null ? null : await store.getProgress(notification.id);
     if (progress !== null && progress.posted !== null) return;
@@ -399,7 +414,10 @@ export function createSlackAppNotifier(
       }
       const broadcast = broadcastFor(transition);
       const reply = await post(
-        renderEpisodeReply(notification, transition, renderOptions(broadcast)),
+        templated(
+          notification,
+          renderEpisodeReply(notification, transition, renderOptions(broadcast)),
+        ),
         {
           channel: target.channelId,
           thread_ts: target.ts,
@@ -451,7 +469,7 @@ export function createSlackAppNotifier(
       case 'episode':
         if (store === null) {
           // Without Redis there is no living message: each event is a message of its own.
-          await plainPost(notification, rendered.parent);
+          await plainPost(notification, templated(notification, rendered.parent));
           return;
         }
         await sendEvent(store, notification, rendered.transition);
@@ -461,7 +479,7 @@ export function createSlackAppNotifier(
         if (store !== null) await syncEpisodes(store, notification);
         return;
       case 'post':
-        await plainPost(notification, rendered.post);
+        await plainPost(notification, templated(notification, rendered.post));
         if (store !== null && notification.type === 'catchup') {
           await syncEpisodes(store, notification);
         }

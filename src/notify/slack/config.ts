@@ -6,6 +6,7 @@ import {
   intField,
   nonEmptyString,
 } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 /**
  * One Slack mention: `<!here>`, `<!channel>`, `<!everyone>`, a user `<@U123ABC>`, a channel
@@ -23,6 +24,8 @@ export function isSlackMention(value: string): boolean {
 
 export const slackChannelConfigSchema = z.strictObject({
   type: z.literal('slack'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   /** Incoming-webhook URL; a secret (redacted from logs, errors and check-config). */
   webhookUrl: httpUrlField(),
   username: nonEmptyString('a display name')

@@ -31,6 +31,13 @@ import { renderSlackApp } from './app-render.js';
 import { slackChannelConfigSchema, type SlackChannelConfig } from './config.js';
 import { defineChannelKind, urlDestination } from '../kind.js';
 import { renderSlack } from './render.js';
+import { applySlackTemplate } from './templated.js';
+import {
+  previewTemplates,
+  renderTemplates,
+  templatesFor,
+  type NotifierTemplates,
+} from '../template.js';
 
 export const DEFAULT_SLACK_TIMEOUT_MS = 10_000;
 
@@ -43,6 +50,8 @@ export interface SlackNotifierDeps {
   timeoutMs?: number;
   /** Clock for Retry-After HTTP-dates. */
   now?: () => number;
+  /** The subscriptions' templates and the failure log (`NotifierDeps.templates`). */
+  templates?: NotifierTemplates;
 }
 
 /** Slack answers errors as short snake_case words (`invalid_payload`, `channel_not_found`). */
@@ -67,7 +76,15 @@ export function createSlackNotifier(
   const secrets = urlSecrets(config.webhookUrl);
 
   async function send(notification: Notification): Promise<void> {
-    const payload = renderSlack(notification, { mention: config.mention });
+    const payload = applySlackTemplate(
+      renderSlack(notification, { mention: config.mention }),
+      renderTemplates(
+        notification,
+        'slack',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      { mention: config.mention, keepNote: notification.type === 'test' },
+    );
     // One fetch per send, so the Retry-After of *this* response is at hand when it fails.
     let retryAfter: string | null = null;
     const answered = { status: 0 };
@@ -167,6 +184,7 @@ export const slackKindSchema = z
     iconEmoji: slackChannelConfigSchema.shape.iconEmoji,
     mention: slackChannelConfigSchema.shape.mention,
     timeoutMs: slackChannelConfigSchema.shape.timeoutMs,
+    templates: slackChannelConfigSchema.shape.templates,
   })
   .superRefine((config, ctx) => {
     const app = config.botToken !== undefined;
@@ -220,6 +238,7 @@ export function slackAppConfigOf(config: SlackKindConfig): SlackAppChannelConfig
     ...(config.iconEmoji === undefined ? {} : { iconEmoji: config.iconEmoji }),
     ...(config.mention === undefined ? {} : { mention: config.mention }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+    ...(config.templates === undefined ? {} : { templates: config.templates }),
   };
 }
 
@@ -232,6 +251,7 @@ function slackWebhookConfigOf(config: SlackKindConfig): SlackChannelConfig {
     ...(config.iconEmoji === undefined ? {} : { iconEmoji: config.iconEmoji }),
     ...(config.mention === undefined ? {} : { mention: config.mention }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
+    ...(config.templates === undefined ? {} : { templates: config.templates }),
   };
 }
 
@@ -267,14 +287,26 @@ export const slackKind = defineChannelKind({
   },
   preview: (notification, name, config) => {
     const app = slackAppConfigOf(config);
+    const { rendered, notes } = previewTemplates(notification, 'slack', config.templates);
+    const noted = (text: string): string =>
+      notes.length === 0 ? text : `${text}${notes.join('\n')}\n`;
+    const options = { mention: config.mention, keepNote: notification.type === 'test' };
     if (app === null) {
-      const payload = renderSlack(notification, { mention: config.mention });
-      return `POST <slack webhook URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(payload, null, 2)}\n`;
+      const payload = applySlackTemplate(
+        renderSlack(notification, { mention: config.mention }),
+        rendered,
+        options,
+      );
+      return noted(
+        `POST <slack webhook URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(payload, null, 2)}\n`,
+      );
     }
     const message = renderSlackApp(notification, undefined, { mention: app.mention });
     const post = message.kind === 'post' ? message.post : message.parent;
-    const body = { channel: app.channel, ...post };
-    return `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n${JSON.stringify(body, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply)\n`;
+    const body = { channel: app.channel, ...applySlackTemplate(post, rendered, options) };
+    return noted(
+      `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n${JSON.stringify(body, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply)\n`,
+    );
   },
   destinations: (config) => {
     const app = slackAppConfigOf(config);

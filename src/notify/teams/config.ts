@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { httpUrlField, intField } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 export const teamsChannelConfigSchema = z.strictObject({
   type: z.literal('teams'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   /**
    * The Workflows trigger URL ("When a Teams webhook request is received"). A secret as a whole:
    * its query carries the flow's shared-access signature (`sp=…&sv=…&sig=…`), and anyone holding

@@ -18,7 +18,9 @@ import { scrubDeliveryError, urlSecrets } from '../secrets.js';
 import { DeliveryError, type Notification, type Notifier } from '../types.js';
 import { teamsCode } from '../vendor-codes.js';
 import { teamsChannelConfigSchema, type TeamsChannelConfig } from './config.js';
-import { renderTeams, renderTeamsRequest, TEAMS_MAX_BODY_BYTES, teamsBodySize } from './render.js';
+import { renderTeamsRequest, TEAMS_MAX_BODY_BYTES, teamsBodySize } from './render.js';
+import { applyTeamsTemplate } from './templated.js';
+import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
 
 export const DEFAULT_TEAMS_TIMEOUT_MS = 10_000;
 
@@ -73,7 +75,15 @@ export function createTeamsNotifier(config: TeamsChannelConfig, deps: NotifierDe
     scrubDeliveryError(failure.withMessage(`Teams: ${failure.message}${explained}`), secrets);
 
   async function send(notification: Notification): Promise<void> {
-    const { body } = renderTeamsRequest(notification);
+    const { body } = applyTeamsTemplate(
+      renderTeamsRequest(notification),
+      renderTemplates(
+        notification,
+        'teams',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      { keepNote: notification.type === 'test' },
+    );
     const size = teamsBodySize(body);
     if (size > TEAMS_MAX_BODY_BYTES) {
       // The renderer keeps every card well within the limit; never send one Teams would drop.
@@ -118,9 +128,13 @@ export const teamsKind = defineChannelKind({
   secrets: (config) => urlSecrets(config.webhookUrl),
   redact: (config) => ({ ...config, webhookUrl: redactUrlPath(config.webhookUrl) }),
   describe: () => 'teams (Workflows webhook, Adaptive Card 1.4, URL hidden)',
-  preview: (notification, name) => {
-    const message = renderTeams(notification);
-    return `POST <teams workflow URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(message, null, 2)}\n`;
+  preview: (notification, name, config) => {
+    const { rendered, notes } = previewTemplates(notification, 'teams', config.templates);
+    const { message } = applyTeamsTemplate(renderTeamsRequest(notification), rendered, {
+      keepNote: notification.type === 'test',
+    });
+    const end = notes.length === 0 ? '' : `${notes.join('\n')}\n`;
+    return `POST <teams workflow URL of ${name}>\ncontent-type: application/json\n\n${JSON.stringify(message, null, 2)}\n${end}`;
   },
   destinations: (config) => [urlDestination('webhookUrl', config.webhookUrl)],
   create: (config, deps) => createTeamsNotifier(config, deps),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { expected, hasNoControlCharacters, httpUrlField, intField } from '../../config/fields.js';
+import { templateMapSchema } from '../template.js';
 
 const SECRET_PREFIX = 'whsec_';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -32,6 +33,8 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const webhookChannelConfigSchema = z.strictObject({
   type: z.literal('webhook'),
+  /** Message templates per event kind (docs/templates.md). */
+  templates: templateMapSchema.optional(),
   /** Receiver URL; treated as a secret (it often embeds a token). */
   url: httpUrlField(),
   /** Standard Webhooks signing secret: `whsec_` + base64 of at least 16 random bytes. */

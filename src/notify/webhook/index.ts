@@ -23,6 +23,13 @@ import {
 import { defineChannelKind, urlDestination } from '../kind.js';
 import { createHttpClient, httpTarget } from '../http.js';
 import { renderWebhookRequest } from './render.js';
+import { applyWebhookTemplate } from './templated.js';
+import {
+  previewTemplates,
+  renderTemplates,
+  templatesFor,
+  type NotifierTemplates,
+} from '../template.js';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
@@ -36,6 +43,8 @@ export interface WebhookNotifierDeps {
   egress?: EgressPolicy;
   /** Clock for `webhook-timestamp` and Retry-After dates. */
   now?: () => number;
+  /** The subscriptions' templates and the failure log (`NotifierDeps.templates`). */
+  templates?: NotifierTemplates;
 }
 
 export function createWebhookNotifier(
@@ -66,7 +75,15 @@ export function createWebhookNotifier(
   ];
 
   async function send(notification: Notification): Promise<void> {
-    const { body, headers } = renderWebhookRequest(notification, key, now(), config.headers);
+    const { body, headers } = applyWebhookTemplate(
+      renderWebhookRequest(notification, key, now(), config.headers),
+      renderTemplates(
+        notification,
+        'plain',
+        templatesFor(config.templates, deps.templates, notification.subscription),
+      ),
+      key,
+    );
     let failure: DeliveryError | null;
     try {
       // Nothing is read from the receiver but its status and Retry-After.
@@ -113,7 +130,12 @@ export const webhookKind = defineChannelKind({
   describe: () => 'webhook (Standard Webhooks, URL and secret hidden)',
   preview: (notification, name, config, now) => {
     const key = decodeWebhookSecret(config.secret) ?? new Uint8Array(16);
-    const request = renderWebhookRequest(notification, key, now, config.headers ?? {});
+    const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
+    const request = applyWebhookTemplate(
+      renderWebhookRequest(notification, key, now, config.headers ?? {}),
+      rendered,
+      key,
+    );
     // The channel's own headers are all secret to the API (a read shows `headers: "<set>"`),
     // whatever their names: their values are never shown, only the names.
     const own = new Set(Object.keys(config.headers ?? {}).map((h) => h.toLowerCase()));
@@ -122,7 +144,8 @@ export const webhookKind = defineChannelKind({
         `${header}: ${isSensitiveHeader(header) || own.has(header.toLowerCase()) ? REDACTED : value}`,
     );
     const body = JSON.stringify(JSON.parse(request.body), null, 2);
-    return `POST <webhook URL of ${name}>\n${headers.join('\n')}\n\n${body}\n`;
+    const end = notes.length === 0 ? '' : `${notes.join('\n')}\n`;
+    return `POST <webhook URL of ${name}>\n${headers.join('\n')}\n\n${body}\n${end}`;
   },
   destinations: (config) => [urlDestination('url', config.url)],
   create: (config, deps) => createWebhookNotifier(config, deps),
