@@ -1,4 +1,12 @@
-import { Job, Queue, Worker, type Processor, type QueueOptions, type WorkerOptions } from 'bullmq';
+import {
+  Job,
+  Queue,
+  Worker,
+  type JobJson,
+  type Processor,
+  type QueueOptions,
+  type WorkerOptions,
+} from 'bullmq';
 import type { Logger } from 'pino';
 import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
@@ -65,6 +73,9 @@ const PASSING: readonly { pattern: RegExp; event: string; says: string }[] = [
   },
 ];
 
+/** How many finished job ids a worker remembers for `onlyFinishedOrphans`. */
+const FINISHED_KEPT = 1_000;
+
 /**
  * A BullMQ Worker that backs off while Redis refuses work. BullMQ's fetch loop treats an error
  * reply (OOM, READONLY, NOPERM…) as "no job" and asks again at once — about a thousand times a
@@ -76,8 +87,19 @@ type DelayAbort = Parameters<Worker['delay']>[1];
 
 class PacedWorker<D, R> extends Worker<D, R> {
   private refusedInARow = 0;
-  /** Ids of the jobs this worker is processing (or finishing). */
+  /** Ids of the jobs this worker has fetched and not yet finished processing. */
   private readonly inHand = new Set<string>();
+  /**
+   * Ids of the jobs whose processing ended here, newest last (at most FINISHED_KEPT): with
+   * `onlyFinishedOrphans`, the only jobs `releaseOrphans` may put back.
+   */
+  private readonly finished = new Map<string, true>();
+  /**
+   * Put back only jobs whose processing ended here (their completion was refused), never one
+   * that was fetched and not yet processed: for the delivery queues, where two runs of one batch
+   * share its ledger claim and would both send.
+   */
+  onlyFinishedOrphans = false;
   private readonly pausesEnd = new AbortController();
   /** Ends a pause when the worker closes (BullMQ's type of an AbortController). */
   private readonly closeAbort = this.pausesEnd as unknown as DelayAbort;
@@ -107,6 +129,26 @@ class PacedWorker<D, R> extends Worker<D, R> {
     }
   }
 
+  /** A fetched job is in hand from its fetch on (BullMQ may fetch the next before processing it). */
+  protected override async nextJobFromJobData(
+    jobData?: JobJson,
+    jobId?: string,
+    token?: string,
+  ): Promise<Job<D, R>> {
+    if (jobId === undefined) return super.nextJobFromJobData(jobData, jobId, token);
+    this.inHand.add(jobId);
+    this.finished.delete(jobId);
+    let job: Job<D, R> | undefined;
+    try {
+      job = await super.nextJobFromJobData(jobData, jobId, token);
+    } finally {
+      // BullMQ drops a fetched job when Redis refused to schedule its next run (it stays active
+      // under this worker's lock): not in hand, so `releaseOrphans` puts it back.
+      if (job === undefined) this.inHand.delete(jobId);
+    }
+    return job;
+  }
+
   override async processJob(
     job: Job<D, R>,
     token: string,
@@ -118,6 +160,11 @@ class PacedWorker<D, R> extends Worker<D, R> {
       return await super.processJob(job, token, fetchNextCallback);
     } finally {
       this.inHand.delete(id);
+      this.finished.set(id, true);
+      if (this.finished.size > FINISHED_KEPT) {
+        const [oldest] = this.finished.keys();
+        if (oldest !== undefined) this.finished.delete(oldest);
+      }
     }
   }
 
@@ -132,13 +179,16 @@ class PacedWorker<D, R> extends Worker<D, R> {
     if (active === undefined) return 0;
     const ids = await redis.lrange(active, 0, -1);
     let released = 0;
+    const mayRelease = (id: string): boolean =>
+      !this.inHand.has(id) && (!this.onlyFinishedOrphans || this.finished.has(id));
     for (const id of ids) {
-      if (this.inHand.has(id)) continue;
+      if (!mayRelease(id)) continue;
       const token = await redis.get(`${this.toKey(id)}:lock`);
-      if (token === null || !token.startsWith(`${this.id}:`) || this.inHand.has(id)) continue;
+      if (token === null || !token.startsWith(`${this.id}:`) || !mayRelease(id)) continue;
       const job = await Job.fromId<D, R>(this, id);
-      if (job === undefined) continue;
+      if (job === undefined || !mayRelease(id)) continue;
       await job.moveToWait(token);
+      this.finished.delete(id);
       released += 1;
     }
     return released;
@@ -183,6 +233,7 @@ export function startWorker<D, R>(
     connection: home.connection,
     prefix: home.keys.tag,
   });
+  worker.onlyFinishedOrphans = role === 'deliveries' || role === 'deliveryRetries';
   const refusals = refusalsOf(home.connection);
   // Once Redis takes work again, what it refused to finish or reschedule runs again at once.
   const release = (): void => {

@@ -249,7 +249,8 @@ export class RedisRefusals extends EventEmitter<RefusalEvents> {
    */
   accepted(via: 'write' | 'permissions' | 'connection'): void {
     const state = this.state;
-    if (state === null) return;
+    // After a stop began: nothing is put back or rescheduled on closing workers and queues.
+    if (state === null || this.closed) return;
     const ended = (r: RefusalReason): boolean =>
       via === 'permissions' || (via === 'write' ? r !== 'noperm' : r === 'maxclients');
     state.reasons = state.reasons.filter((r) => !ended(r));
@@ -331,6 +332,7 @@ export class RedisRefusals extends EventEmitter<RefusalEvents> {
   /** Stops the timers (the daemon stops). */
   close(): void {
     this.closed = true;
+    this.state = null;
     if (this.summaryTimer !== null) clearInterval(this.summaryTimer);
     if (this.probeTimer !== null) clearInterval(this.probeTimer);
     this.summaryTimer = null;
@@ -440,7 +442,6 @@ function checkCommands(k: (type: string) => string): [string, ...string[]][] {
     ['XDEL', stream, '0-1'],
     ['EVAL', 'return 1', '0'],
     ['EVALSHA', 'e0e1f9fabfc9d4800c877a703b823ac0578ff8db', '0'],
-    ['SCRIPT', 'EXISTS', 'e0e1f9fabfc9d4800c877a703b823ac0578ff8db'],
     ['PUBLISH', k('channel'), 'check'],
     ['UNLINK', k('renamed')],
     ['DEL', str, hash, list, set, zset, stream, k('counter'), k('renamed')],
