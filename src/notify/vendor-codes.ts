@@ -7,6 +7,18 @@
  * log has the receiver's words (`DeliveryError.detail`).
  */
 
+/** Slack's `ok:false` words that no retry fixes: the token is wrong, revoked or lacks a scope. */
+export const SLACK_AUTH_ERRORS: ReadonlySet<string> = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+  'missing_scope',
+  'no_permission',
+  'not_allowed_token_type',
+]);
+
 /**
  * Slack's documented `error` words: incoming webhooks ("Handling errors" of "Sending messages
  * using incoming webhooks") and the Web API methods used here (chat.postMessage, chat.update),
@@ -53,14 +65,7 @@ export const SLACK_ERROR_CODES: ReadonlySet<string> = new Set([
   'duplicate_channel_not_found',
   'duplicate_message_not_found',
   // every method
-  'invalid_auth',
-  'not_authed',
-  'account_inactive',
-  'token_revoked',
-  'token_expired',
-  'missing_scope',
-  'no_permission',
-  'not_allowed_token_type',
+  ...SLACK_AUTH_ERRORS,
   'org_login_required',
   'two_factor_setup_required',
   'access_denied',

@@ -37,7 +37,7 @@ import type { NotifierDeps } from '../kind.js';
 import { scrubDeliveryError } from '../secrets.js';
 import { DeliveryError, type FailureReason, type Notification, type Notifier } from '../types.js';
 import { headerSafe, truncate } from '../text.js';
-import { slackCode } from '../vendor-codes.js';
+import { SLACK_AUTH_ERRORS, slackCode } from '../vendor-codes.js';
 import { slackAppSecrets, type SlackAppChannelConfig } from './app-config.js';
 import {
   groupEpisodes,
@@ -60,17 +60,6 @@ import { renderTemplates, templatesFor } from '../template.js';
 
 export const DEFAULT_SLACK_APP_TIMEOUT_MS = 10_000;
 
-/** `ok:false` codes that no retry fixes because the token is wrong, revoked or lacks a scope. */
-const AUTH_ERRORS = new Set([
-  'invalid_auth',
-  'not_authed',
-  'account_inactive',
-  'token_revoked',
-  'token_expired',
-  'missing_scope',
-  'no_permission',
-  'not_allowed_token_type',
-]);
 /** `ok:false` codes Slack documents as transient (its side). */
 const TRANSIENT_ERRORS = new Set([
   'internal_error',
@@ -131,7 +120,7 @@ function detailWord(value: unknown): string {
 
 function platformVerdict(word: string): { retryable: boolean; reason: FailureReason } {
   if (RATE_LIMITED_ERRORS.has(word)) return { retryable: true, reason: 'rate_limited' };
-  if (AUTH_ERRORS.has(word)) return { retryable: false, reason: 'auth' };
+  if (SLACK_AUTH_ERRORS.has(word)) return { retryable: false, reason: 'auth' };
   if (TRANSIENT_ERRORS.has(word)) return { retryable: true, reason: 'server' };
   return { retryable: false, reason: 'client' };
 }
