@@ -45,14 +45,20 @@ export function trackOwnSockets(): OwnSockets {
     const socket = (message as { socket?: Socket }).socket;
     if (socket === undefined) return;
     socket.once('connect', () => {
-      const end = endOf(socket.localAddress, socket.localPort);
-      ends.add(end);
-      socket.once('close', () => ends.delete(end));
+      // Both ends: the same local port may serve connections to other places at once (Linux
+      // reuses an ephemeral port for another destination), so a client's connection from that
+      // port to the ops server is not ours unless ours went to the ops server too.
+      const pair = `${endOf(socket.localAddress, socket.localPort)}>${endOf(socket.remoteAddress, socket.remotePort)}`;
+      ends.add(pair);
+      socket.once('close', () => ends.delete(pair));
     });
   };
   subscribe('net.client.socket', onSocket);
   return {
-    has: (req) => ends.has(endOf(req.socket.remoteAddress, req.socket.remotePort)),
+    has: (req) =>
+      ends.has(
+        `${endOf(req.socket.remoteAddress, req.socket.remotePort)}>${endOf(req.socket.localAddress, req.socket.localPort)}`,
+      ),
     stop: () => {
       unsubscribe('net.client.socket', onSocket);
       ends.clear();
