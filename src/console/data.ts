@@ -382,7 +382,7 @@ function notSentReason(
 ): string {
   const silence = silencedBy(
     silences,
-    { feedId: t.feedId, kind: t.kind, subscription: sub?.name ?? '', channel },
+    { feedId: t.feedId, kind: t.kind, subject: t.subject, subscription: sub?.name ?? '', channel },
     at,
   );
   if (silence !== undefined)

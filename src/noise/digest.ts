@@ -12,6 +12,8 @@ export interface DigestInput {
   transitions: readonly Transition[];
   /** `incident.opened` transitions of incidents not yet closed at `to` (may predate `from`). */
   stillOpen: readonly Transition[];
+  /** Openings of `stillOpen` someone acknowledged (src/noise/acks.ts): transition id → by whom. */
+  acknowledged?: ReadonlyMap<string, string>;
   /** IANA time zone every time is shown in. */
   timezone: string;
   /** SLA and score sections need the premium API; without it they are left out. */
@@ -180,9 +182,10 @@ function incidentLines(input: DigestInput, inPeriod: Transition[], clock: Clock)
     openKeys.add(key);
     const since = opening.observedAt;
     const named = stories.get(key)?.latest ?? opening;
+    const by = input.acknowledged?.get(opening.id);
     open.push({
       since,
-      line: `${label(named)}: still open since ${clock.when(since)} (${formatSpan(input.to - since)})`,
+      line: `${label(named)}: still open since ${clock.when(since)} (${formatSpan(input.to - since)})${by === undefined ? '' : `, acknowledged by ${by}`}`,
     });
   }
 

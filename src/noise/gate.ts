@@ -95,7 +95,13 @@ export function admitBatch(input: GateInput): GateResult {
       const silenced =
         silencedBy(
           input.silences,
-          { feedId: t.feedId, kind: t.kind, subscription: r.subscription, channel: r.channel },
+          {
+            feedId: t.feedId,
+            kind: t.kind,
+            subject: t.subject,
+            subscription: r.subscription,
+            channel: r.channel,
+          },
           now,
         ) !== undefined;
       let quietUntil: number | null = null;

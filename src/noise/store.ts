@@ -6,6 +6,9 @@ import { countCorrupt, decode, encode, zodShape, type StoredShape } from '../red
 import { transitionSchema, type Transition } from '../diff/transition.js';
 import type { GateEffect, GateState } from './gate.js';
 import { ledgerField, parseLedgerField } from '../routing/route.js';
+import { SilenceStore } from '../silences/store.js';
+import { lifecycleKey } from './policy.js';
+import { ACK_NAME_MAX, ACK_TTL_MS, AckStore, type Ack, type AckVia } from './acks.js';
 
 /** What the ledger keeps for an opening the team was told about. */
 export interface ToldEntry {
@@ -71,9 +74,15 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
  *   lifecycle held before it and observed no later are stale;
  * - `noise:digest` (hash) subscription → the last digest boundary sent;
  * - `history` (sorted set by observedAt), the routed log: every routed transition with its
- *   subscriptions, for digests and the console.
+ *   subscriptions, for digests and the console;
+ * - `noise:ack:<hash>` and `noise:until-resolved:<hash>`: acknowledgements and "silence until
+ *   resolved" silences (`acks.ts`), ended by the closing.
  */
 export class NoiseStore {
+  /** Acknowledgements of episodes (src/noise/acks.ts). */
+  readonly acks: AckStore;
+  /** Ends "silence until resolved" silences at the closing (through the silences' owner). */
+  private readonly silenceStore: SilenceStore;
   private readonly scripts: Scripts;
   /** The stored text of each told entry `allTold` returned: `updateTold` compares against it. */
   private readonly toldText = new WeakMap<ToldEntry, string>();
@@ -83,6 +92,8 @@ export class NoiseStore {
     private readonly keys: Keys,
   ) {
     this.scripts = scripts(redis);
+    this.acks = new AckStore(redis, keys);
+    this.silenceStore = new SilenceStore(redis, keys);
   }
 
   private k(...parts: string[]): string {
@@ -163,6 +174,10 @@ export class NoiseStore {
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
     const suppressed = new Map<string, string | null>();
+    // What closings end besides the ledger: the acks of the routes told, the until-resolved
+    // silences of the lifecycles.
+    const closedAcks = new Map<string, { subscription: string; lifecycle: string }>();
+    const closedLifecycles = new Set<string>();
     for (const e of effects) {
       switch (e.type) {
         case 'tell': {
@@ -183,8 +198,19 @@ export class NoiseStore {
           suppressed.set(e.field, e.transitionId);
           break;
         case 'close':
-          for (const f of e.told) told.set(f, null);
-          for (const f of e.suppressed) suppressed.set(f, null);
+          for (const f of e.told) {
+            told.set(f, null);
+            const parsed = parseLedgerField(f);
+            if (parsed === null) continue;
+            const pair = { subscription: parsed.route.subscription, lifecycle: parsed.key };
+            closedAcks.set(`${pair.subscription}|${pair.lifecycle}`, pair);
+            closedLifecycles.add(parsed.key);
+          }
+          for (const f of e.suppressed) {
+            suppressed.set(f, null);
+            const parsed = parseLedgerField(f);
+            if (parsed !== null) closedLifecycles.add(parsed.key);
+          }
           break;
         case 'group':
           queued.noiseBufferAppend(
@@ -240,8 +266,98 @@ export class NoiseStore {
       m.zadd(key, ...routedIds.flatMap((id) => [String(now), id]));
       m.zremrangebyscore(key, '-inf', String(now - ROUTED_RETENTION_MS));
     }
+    this.acks.queueClear(m, [...closedAcks.values()]);
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err !== null) throw err;
+    if (closedLifecycles.size > 0) await this.endUntilResolved([...closedLifecycles]);
+  }
+
+  /**
+   * Ends the "silence until resolved" silences of closed lifecycles. After the closing's MULTI:
+   * a crash in between leaves them to end at their own `endsAt` (bounded); a re-run of the batch
+   * finds nothing left to take. Other replicas' silence caches see the end within 2 s.
+   */
+  private async endUntilResolved(lifecycles: readonly string[]): Promise<void> {
+    for (const id of await this.acks.takeUntilResolved(lifecycles)) {
+      await this.silenceStore.expire(id);
+    }
+  }
+
+  /**
+   * Acknowledges the episode `lifecycle` for `subscription`: the openings its routes (`channels`)
+   * were told of are recorded with who and how. Null when none of them holds an open, told
+   * opening (nothing to acknowledge: resolved, or never sent). The first ack stays.
+   */
+  async acknowledge(
+    input: {
+      subscription: string;
+      channels: readonly string[];
+      lifecycle: string;
+      by: string;
+      name: string | null;
+      via: AckVia;
+    },
+    now: number,
+  ): Promise<{ ack: Ack; created: boolean } | null> {
+    const channels = [...new Set(input.channels)];
+    if (channels.length === 0) return null;
+    const texts = await this.redis.hmget(
+      this.k('told'),
+      ...channels.map((channel) =>
+        ledgerField({ subscription: input.subscription, channel }, input.lifecycle),
+      ),
+    );
+    const openings = new Set<string>();
+    for (const text of texts) {
+      if (text === null) continue;
+      const entry = decode(TOLD_ENTRY, text);
+      if (entry === undefined) countCorrupt(TOLD_ENTRY.kind);
+      else openings.add(entry.opening.id);
+    }
+    if (openings.size === 0) return null;
+    return this.acks.put({
+      subscription: input.subscription,
+      lifecycle: input.lifecycle,
+      openings: [...openings],
+      by: input.by,
+      name: input.name === null ? null : input.name.slice(0, ACK_NAME_MAX),
+      via: input.via,
+      at: now,
+      expiresAt: now + ACK_TTL_MS,
+    });
+  }
+
+  /**
+   * The acks in force over told `entries`, by ledger field: an entry is acknowledged when the
+   * ack of its (subscription, lifecycle) names its opening. One MGET.
+   */
+  async acknowledged(
+    entries: readonly [field: string, entry: ToldEntry][],
+    now: number,
+  ): Promise<Map<string, Ack>> {
+    const out = new Map<string, Ack>();
+    const pairs = new Map<string, { subscription: string; lifecycle: string }>();
+    const pairOf = (e: ToldEntry) => ({
+      subscription: e.subscription,
+      lifecycle: lifecycleKey(e.opening),
+    });
+    for (const [, e] of entries) {
+      const p = pairOf(e);
+      pairs.set(`${p.subscription}|${p.lifecycle}`, p);
+    }
+    const list = [...pairs.values()];
+    const acks = await this.acks.getMany(list, now);
+    const byPair = new Map<string, Ack>();
+    list.forEach((p, i) => {
+      const ack = acks[i];
+      if (ack !== null && ack !== undefined) byPair.set(`${p.subscription}|${p.lifecycle}`, ack);
+    });
+    for (const [field, e] of entries) {
+      const p = pairOf(e);
+      const ack = byPair.get(`${p.subscription}|${p.lifecycle}`);
+      if (ack !== undefined && ack.openings.includes(e.opening.id)) out.set(field, ack);
+    }
+    return out;
   }
 
   /** The subscriptions the told ledger holds openings of (one HKEYS: open things only). */

@@ -330,6 +330,7 @@ export class NoiseTicker {
   ): Promise<void> {
     let silences: Silence[] | undefined;
     let look: LastLook | undefined;
+    let acked: Map<string, unknown> | undefined;
     for (const [field, entry] of told) {
       const sub = this.sub(entry.subscription);
       if (sub?.repeat === undefined) continue;
@@ -350,11 +351,21 @@ export class NoiseTicker {
         // Looked at, but not seen: it closes once confirmed gone, or is reminded of once seen.
         if (look.unseen.has(lifecycleKey(t))) continue;
       }
+      // Acknowledged for its subscription: someone is on it, no more reminders (the closing and
+      // updates still go out: they are news).
+      acked ??= await this.o.store.acknowledged([...told], now);
+      if (acked.has(field)) continue;
       silences ??= await this.o.silences();
       if (
         silencedBy(
           silences,
-          { feedId: t.feedId, kind: t.kind, subscription: sub.name, channel: entry.channel },
+          {
+            feedId: t.feedId,
+            kind: t.kind,
+            subject: t.subject,
+            subscription: sub.name,
+            channel: entry.channel,
+          },
           now,
         ) !== undefined
       )
@@ -401,6 +412,13 @@ export class NoiseTicker {
       const routed = (await this.o.store.routedLog(marker, last))
         .filter((h) => h.subscriptions.includes(sub.name))
         .map((h) => h.t);
+      const mine = [...told].filter(([, e]) => e.subscription === sub.name);
+      const acks = await this.o.store.acknowledged(mine, now);
+      const acknowledged = new Map<string, string>();
+      for (const [field, e] of mine) {
+        const ack = acks.get(field);
+        if (ack !== undefined) acknowledged.set(e.opening.id, ack.name ?? ack.by);
+      }
       const stillOpen = uniqueById(
         [...told.values()]
           // An incident's opening: `incident.opened`, or a reopening (`incident.updated`).
@@ -418,6 +436,7 @@ export class NoiseTicker {
         to: last,
         transitions: routed,
         stillOpen,
+        acknowledged,
         timezone: sub.digest.timezone,
         premium: this.o.premium(),
       });

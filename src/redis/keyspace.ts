@@ -196,6 +196,18 @@ export const KEYSPACE = {
     NOISE,
     'transition ids already buffered for the route (48 h)',
   ),
+  noiseAck: family(
+    'noise:ack:<hash>',
+    'string',
+    'src/noise/acks.ts',
+    "one (subscription, lifecycle)'s acknowledgement: who, when, via; ended by the closing (7 days at most)",
+  ),
+  noiseUntilResolved: family(
+    'noise:until-resolved:<hash>',
+    'set',
+    'src/noise/acks.ts',
+    'ids of the "silence until resolved" silences of one lifecycle, ended by its closing',
+  ),
   noiseDigest: family(
     'noise:digest',
     'hash',

@@ -77,6 +77,13 @@ describe('silences', () => {
     expect(silences(silence(matchers), target, now)).toBe(want);
   });
 
+  it('a subjects matcher silences that lifecycle only, and no target without a subject', () => {
+    const one = silence({ services: ['stripe'], subjects: ['incident:inc-1'] });
+    expect(silences(one, { ...target, subject: 'incident:inc-1' }, T0)).toBe(true);
+    expect(silences(one, { ...target, subject: 'incident:inc-2' }, T0)).toBe(false);
+    expect(silences(one, target, T0)).toBe(false);
+  });
+
   it('does not match before it starts or once it ended', () => {
     const s = silence({ services: ['stripe'] });
     expect(silences(s, target, T0 - 1)).toBe(false);

@@ -7,6 +7,8 @@ export interface SilenceTarget {
   kind: EventKind;
   subscription: string;
   channel: string;
+  /** The transition's subject; a silence with a `subjects` matcher matches none without it. */
+  subject?: string | undefined;
 }
 
 export type SilenceState = 'pending' | 'active' | 'expired';
@@ -34,7 +36,9 @@ export function silences(s: Silence, target: SilenceTarget, now: number): boolea
     matches(m.services, target.feedId) &&
     matches(m.events, target.kind) &&
     matches(m.subscriptions, target.subscription) &&
-    matches(m.channels, target.channel)
+    matches(m.channels, target.channel) &&
+    (m.subjects === undefined ||
+      (target.subject !== undefined && m.subjects.includes(target.subject)))
   );
 }
 

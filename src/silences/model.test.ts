@@ -102,7 +102,8 @@ describe('parseSilenceRequest', () => {
       [
         {
           path: 'matchers',
-          message: 'at least one matcher is required (services, events, subscriptions, channels)',
+          message:
+            'at least one matcher is required (services, events, subscriptions, channels, subjects)',
         },
       ],
     ],
@@ -137,7 +138,8 @@ describe('parseSilenceRequest', () => {
       [
         {
           path: 'matchers.evnets',
-          message: 'unknown key (expected one of: services, events, subscriptions, channels)',
+          message:
+            'unknown key (expected one of: services, events, subscriptions, channels, subjects)',
         },
       ],
     ],

@@ -14,7 +14,13 @@ import { durationMs } from '../config/fields.js';
 import { formatPath } from '../config/path.js';
 import { decode, zodShape } from '../redis/stored.js';
 
-export const MATCHER_NAMES = ['services', 'events', 'subscriptions', 'channels'] as const;
+export const MATCHER_NAMES = [
+  'services',
+  'events',
+  'subscriptions',
+  'channels',
+  'subjects',
+] as const;
 export type MatcherName = (typeof MATCHER_NAMES)[number];
 
 export const MAX_COMMENT_LENGTH = 1000;
@@ -28,6 +34,11 @@ export interface SilenceMatchers {
   events?: EventKind[] | undefined;
   subscriptions?: string[] | undefined;
   channels?: string[] | undefined;
+  /**
+   * What in the service: `incident:<id>`, `status`, `sla`, `upstream:<endpoint>` (a transition's
+   * `subject`). With `services`, one lifecycle exactly: the Slack buttons' silences use it.
+   */
+  subjects?: string[] | undefined;
 }
 
 export interface Silence {
@@ -98,8 +109,11 @@ export const matchersSchema = z
       events: valueList(eventValue).optional(),
       subscriptions: valueList(matcherValue('a subscription name')).optional(),
       channels: valueList(matcherValue('a channel name')).optional(),
+      subjects: valueList(matcherValue('a subject such as incident:<id> or status')).optional(),
     },
-    { error: requiredOr('a map of matchers (services, events, subscriptions, channels)') },
+    {
+      error: requiredOr('a map of matchers (services, events, subscriptions, channels, subjects)'),
+    },
   )
   .refine((m) => MATCHER_NAMES.some((name) => m[name] !== undefined), {
     error: `at least one matcher is required (${MATCHER_NAMES.join(', ')})`,
