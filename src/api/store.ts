@@ -31,6 +31,8 @@ import { ownValue } from '../config/fields.js';
 import { ApiError, invalid, notFound, type FieldIssue } from './errors.js';
 import { literalEgressIssues, resolvedEgressIssues } from './egress-check.js';
 import type { EgressPolicy } from '../egress/policy.js';
+import { PARENT_NEEDS_SLACK_APP } from '../notify/template.js';
+import { formatPath } from '../config/path.js';
 import {
   CHANNEL_TOMBSTONE,
   channelRequest,
@@ -840,6 +842,23 @@ export class ApiStore {
         });
       });
       if (issues.length > 0) throw invalid(issues, 'unknown_channel');
+      // `parent` shapes the Slack app's living message: only a channel with a bot token has one.
+      for (const [channel, map] of Object.entries(parsed.templates ?? {})) {
+        if (!Object.hasOwn(map, 'parent')) continue;
+        const fromConfig = ownValue(config.channels, channel);
+        const stored = snap.channels.get(channel);
+        const app =
+          fromConfig !== undefined
+            ? fromConfig.type === 'slack' && fromConfig.botToken !== undefined
+            : stored?.spec.type === 'slack' && Object.hasOwn(stored.secrets, 'botToken');
+        if (!app) {
+          issues.push({
+            field: formatPath(['templates', channel, 'parent']),
+            message: PARENT_NEEDS_SLACK_APP,
+          });
+        }
+      }
+      if (issues.length > 0) throw invalid(issues);
       if (this.o.budget !== undefined && parsed.categories.length > 0) {
         const categories = new Set(config.subscriptions.flatMap((s) => s.categories));
         for (const s of snap.subscriptions.values()) {

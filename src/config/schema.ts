@@ -20,7 +20,11 @@ import {
 import { consoleConfigSchema } from '../console/config.js';
 import { quotasConfigSchema } from '../api/quota-config.js';
 import { egressConfigSchema } from '../egress/config.js';
-import { subscriptionTemplatesSchema } from '../notify/template.js';
+import {
+  PARENT_NEEDS_SLACK_APP,
+  subscriptionTemplatesSchema,
+  unknownTemplateChannels,
+} from '../notify/template.js';
 import { CRON_HINT, parseCron } from './cron.js';
 import { isPlainObject } from './env.js';
 import { EVENT_KINDS } from './events.js';
@@ -494,6 +498,15 @@ const subscriptionSchema = z
       ) {
         return;
       }
+      // A template for a channel the subscription does not deliver to would never be used: refused
+      // (a misspelt channel name would otherwise silently keep the channel's own wording).
+      for (const problem of unknownTemplateChannels(raw.templates, raw.channels)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['templates', problem.channel],
+          message: problem.message,
+        });
+      }
       if (count(raw.services) + count(raw.categories) === 0) {
         ctx.addIssue({
           code: 'custom',
@@ -525,6 +538,20 @@ function checkReferences(value: unknown, ctx: z.RefinementCtx): void {
           code: 'custom',
           path: ['subscriptions', index, 'name'],
           message: `duplicate subscription name (already used by ${formatPath(['subscriptions', first])})`,
+        });
+      }
+    }
+    if (channels !== undefined && isPlainObject(subscription.templates)) {
+      // `parent` shapes the Slack app's living message: only a channel with a bot token has one.
+      for (const [channel, map] of Object.entries(subscription.templates)) {
+        if (!isPlainObject(map) || !Object.hasOwn(map, 'parent')) continue;
+        const config = isPlainObject(value.channels) ? value.channels[channel] : undefined;
+        if (!isPlainObject(config) || !channels.includes(channel)) continue;
+        if (config.type === 'slack' && config.botToken !== undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subscriptions', index, 'templates', channel, 'parent'],
+          message: PARENT_NEEDS_SLACK_APP,
         });
       }
     }

@@ -1,6 +1,8 @@
 /**
  * Message templates (docs/templates.md): per channel, and per subscription × channel, a LiquidJS
- * template may replace the title and the text of each event kind's message.
+ * template may replace the title and the text of each event kind's message, of each batch-like
+ * message (`batch`, `reminder`, `catchup`, `digest`) and of the Slack app's living message
+ * (`parent`).
  *
  * Why LiquidJS: Liquid is a logic-light language built for untrusted authors (Shopify themes):
  * no code execution, no prototype access (`ownPropertyOnly`), static analysis of the variables a
@@ -22,22 +24,31 @@
  */
 import { Liquid, type Template } from 'liquidjs';
 import { z } from 'zod';
-import { EVENT_KINDS, type EventKind } from '../config/events.js';
+import { EVENT_KINDS } from '../config/events.js';
 import type { Transition } from '../diff/transition.js';
 import {
   changeSummary,
+  countLine,
   describe,
   escapeSlackMrkdwn,
   eventLabel,
   headerSafe,
   incidentTitle,
+  listHeading,
+  listItem,
+  listOrder,
   serviceLabel,
+  summaryLines,
+  type ListType,
 } from './text.js';
 import type { Notification } from './types.js';
 
 /** Longest template source (characters). */
 export const TEMPLATE_SOURCE_MAX = 8000;
-/** Render time budget of one template (ms): a loop that runs longer is stopped. */
+/**
+ * Render time budget of one template (ms, wall clock): a loop that runs longer is stopped (and
+ * tried once more, see `renderTemplateText`).
+ */
 export const TEMPLATE_RENDER_MS = 50;
 /** Allocation budget of one render (LiquidJS `memoryLimit`, in characters/elements). */
 export const TEMPLATE_MEMORY_LIMIT = 1_000_000;
@@ -45,25 +56,51 @@ export const TEMPLATE_MEMORY_LIMIT = 1_000_000;
 export const TEMPLATE_TITLE_MAX = 4 * 1024;
 export const TEMPLATE_TEXT_MAX = 16 * 1024;
 
-/** The keys of a template map: an event kind, or `default` for every kind without its own. */
-export const TEMPLATE_KEYS = [...EVENT_KINDS, 'default'] as const;
+/** How many transitions a batch-like template sees in `events` (`count` is the whole number). */
+export const TEMPLATE_LIST_ITEMS = 100;
+
+/** The keys of the batch-like messages: one per notification type rendered as a list. */
+export const LIST_TEMPLATE_KEYS = ['batch', 'reminder', 'catchup', 'digest'] as const;
+/** The key of the Slack app's living message of an episode (app mode only). */
+export const PARENT_TEMPLATE_KEY = 'parent';
+
+/**
+ * The keys of a template map: an event kind, `default` for every kind without its own, the
+ * batch-like messages, and (Slack app channels only, see `templateMapSchema`) `parent`.
+ */
+export const TEMPLATE_KEYS = [
+  ...EVENT_KINDS,
+  'default',
+  ...LIST_TEMPLATE_KEYS,
+  PARENT_TEMPLATE_KEY,
+] as const;
 export type TemplateKey = (typeof TEMPLATE_KEYS)[number];
+
+/** Which variables a template may read: a single event's, a list's, or a living message's. */
+export type TemplateScopeKind = 'event' | 'list' | 'parent';
+
+export function scopeKindOf(key: TemplateKey): TemplateScopeKind {
+  if (key === PARENT_TEMPLATE_KEY) return 'parent';
+  return (LIST_TEMPLATE_KEYS as readonly string[]).includes(key) ? 'list' : 'event';
+}
 
 export interface MessageTemplate {
   title?: string | undefined;
   text?: string | undefined;
 }
 /** A channel's `templates:` (event kind or `default` → title/text). */
-export type TemplateMap = Partial<Record<TemplateKey, MessageTemplate>>;
+export type TemplateMap = { [K in TemplateKey]?: MessageTemplate | undefined };
 
 /** What a template is rendered for: how its variables are escaped and its literal text cleaned. */
 export type TemplateTarget = 'slack' | 'teams' | 'plain';
+
+type Variables = Record<string, true | Record<string, true>>;
 
 /**
  * The variables a template may read. `true`: a leaf or an open map (any property); an object:
  * the fixed properties of that variable.
  */
-const VARIABLES: Record<string, true | Record<string, true>> = {
+const EVENT_VARIABLES: Variables = {
   kind: true,
   event: true,
   summary: true,
@@ -78,7 +115,39 @@ const VARIABLES: Record<string, true | Record<string, true>> = {
   current: true,
   links: { console: true, silence: true },
 };
-export const TEMPLATE_VARIABLES = Object.keys(VARIABLES);
+
+/**
+ * A batch-like message's variables. `events` is a list (its items have a single event's
+ * variables and `line`; Liquid's static analysis does not follow a loop variable, so an item's
+ * properties are not checked) and `lines` the digest's summary lines.
+ */
+const LIST_VARIABLES: Variables = {
+  kind: true,
+  event: true,
+  title: true,
+  summary: true,
+  count: true,
+  lines: true,
+  events: true,
+  time: true,
+  test: true,
+  subscription: true,
+  channel: true,
+  links: { console: true, silence: true },
+};
+
+/** The living message's variables: the episode's latest event, and the episode. */
+const PARENT_VARIABLES: Variables = {
+  ...EVENT_VARIABLES,
+  episode: { state: true, opened: true, heading: true },
+};
+
+const VARIABLES: Record<TemplateScopeKind, Variables> = {
+  event: EVENT_VARIABLES,
+  list: LIST_VARIABLES,
+  parent: PARENT_VARIABLES,
+};
+export const TEMPLATE_VARIABLES = Object.keys(EVENT_VARIABLES);
 
 // Private-use marks around every variable output, so the literal text can be told apart after
 // rendering. Upstream text loses any such character before it is escaped.
@@ -125,8 +194,11 @@ function describeError(error: unknown): string {
   return `line ${match[1]}: ${text}`;
 }
 
-/** Problems of one template source ([] when it is valid): syntax, unknown tags, filters, variables. */
-export function templateProblems(source: string): string[] {
+/**
+ * Problems of one template source ([] when it is valid): syntax, unknown tags, filters, and
+ * variables unknown to the template's scope (an event kind's, a batch-like message's, `parent`'s).
+ */
+export function templateProblems(source: string, scope: TemplateScopeKind = 'event'): string[] {
   let parsed: Template[];
   try {
     parsed = liquid.parse(source);
@@ -140,11 +212,13 @@ export function templateProblems(source: string): string[] {
   } catch (error) {
     return [describeError(error)];
   }
-  for (const variables of Object.values(analysis.globals)) {
-    for (const variable of variables) {
+  for (const found of Object.values(analysis.globals)) {
+    for (const variable of found) {
       const [root, property] = variable.segments;
       const line = variable.location.row;
-      const known = typeof root === 'string' ? VARIABLES[root] : undefined;
+      const variables = VARIABLES[scope];
+      const known =
+        typeof root === 'string' && Object.hasOwn(variables, root) ? variables[root] : undefined;
       if (known === undefined) {
         problems.push(`line ${line}: unknown variable "${String(variable)}"`);
       } else if (known !== true && property !== undefined) {
@@ -159,29 +233,85 @@ export function templateProblems(source: string): string[] {
   return [...new Set(problems)];
 }
 
-const source = z
-  .string({ error: 'expected a template (a string)' })
-  .max(TEMPLATE_SOURCE_MAX, { error: `a template is at most ${TEMPLATE_SOURCE_MAX} characters` })
-  .superRefine((text, ctx) => {
-    for (const message of templateProblems(text)) ctx.addIssue({ code: 'custom', message });
+function sourceSchema(scope: TemplateScopeKind) {
+  return z
+    .string({ error: 'expected a template (a string)' })
+    .max(TEMPLATE_SOURCE_MAX, { error: `a template is at most ${TEMPLATE_SOURCE_MAX} characters` })
+    .superRefine((text, ctx) => {
+      for (const message of templateProblems(text, scope))
+        ctx.addIssue({ code: 'custom', message });
+    });
+}
+
+function messageSchema(scope: TemplateScopeKind) {
+  return z.strictObject({
+    title: sourceSchema(scope).optional(),
+    text: sourceSchema(scope).optional(),
   });
+}
 
-export const messageTemplateSchema = z.strictObject({
-  title: source.optional(),
-  text: source.optional(),
-});
+/** A single event's `{ title?, text? }`. */
+export const messageTemplateSchema = messageSchema('event');
 
-/** A channel's `templates:`: event kind (or `default`) → `{ title?, text? }`. */
-export const templateMapSchema = z.partialRecord(z.enum(TEMPLATE_KEYS), messageTemplateSchema, {
-  error: `expected a map of event kinds (or "default") to { title, text }`,
-});
+function mapSchema(keys: readonly TemplateKey[]) {
+  const schemas = {
+    event: messageTemplateSchema,
+    list: messageSchema('list'),
+    parent: messageSchema('parent'),
+  };
+  const shape = Object.fromEntries(
+    keys.map((key) => [key, schemas[scopeKindOf(key)].optional()]),
+  ) as Record<TemplateKey, z.ZodOptional<typeof messageTemplateSchema>>;
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown template key; expected an event kind, "default", ${LIST_TEMPLATE_KEYS.map((k) => `"${k}"`).join(', ')}${keys.includes(PARENT_TEMPLATE_KEY) ? ' or "parent"' : ''}`
+        : `expected a map of event kinds (or "default", "batch", …) to { title, text }`,
+  });
+}
 
-/** A subscription's `templates:`: channel name → a template map that overrides the channel's. */
+/** A channel's `templates:`: template key → `{ title?, text? }` (no `parent`: see below). */
+export const templateMapSchema = mapSchema(TEMPLATE_KEYS.filter((k) => k !== PARENT_TEMPLATE_KEY));
+
+/**
+ * A Slack channel's `templates:`: `parent` too (the Slack kind refuses it without a bot token:
+ * only app mode has a living message).
+ */
+export const slackTemplateMapSchema = mapSchema(TEMPLATE_KEYS);
+
+/**
+ * A subscription's `templates:`: channel name → a template map that overrides the channel's. A
+ * name must be one of the subscription's channels, and `parent` needs a Slack app channel (both
+ * checked where the channels are known: `config/schema.ts`, the API's store).
+ */
 export const subscriptionTemplatesSchema = z.record(
   z.string({ error: 'expected a channel name' }),
-  templateMapSchema,
+  slackTemplateMapSchema,
   { error: 'expected a map of channel names to template maps' },
 );
+
+/** Why `parent` is refused on a channel that is not a Slack app. */
+export const PARENT_NEEDS_SLACK_APP =
+  'only for a Slack app channel (one with botToken): only app mode has a living message to shape';
+
+/**
+ * The channel names of a subscription's raw `templates` that are not among its raw `channels`
+ * (each with the message to report at `templates.<name>`); [] when either is not yet valid.
+ */
+export function unknownTemplateChannels(
+  templates: unknown,
+  channels: unknown,
+): { channel: string; message: string }[] {
+  if (typeof templates !== 'object' || templates === null || Array.isArray(templates)) return [];
+  if (!Array.isArray(channels)) return [];
+  const own = channels.filter((c): c is string => typeof c === 'string');
+  return Object.keys(templates)
+    .filter((name) => !own.includes(name))
+    .map((name) => ({
+      channel: name,
+      message: `not a channel of this subscription (its channels: ${own.join(', ') || 'none'}): its templates would never be used`,
+    }));
+}
 
 // ---------------------------------------------------------------- rendering
 
@@ -236,21 +366,19 @@ function finish(marked: string, target: TemplateTarget): string {
   return (out + literal(rest.replace(MARKS, ''))).trim();
 }
 
-/** The variables of one single-transition notification (see docs/templates.md). */
-export function templateScope(notification: Notification, transition: Transition): object {
+function iso(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+}
+
+/** One transition's variables (a single event's, and each item of a list's `events`). */
+function transitionVariables(transition: Transition): Record<string, unknown> {
   const { incident, service } = transition;
-  const links = (notification as { links?: { console?: string; silence?: string } }).links;
   return {
     kind: transition.kind,
     event: eventLabel(transition.kind),
     summary: describe(transition),
     change: changeSummary(transition) ?? '',
-    time: Number.isFinite(transition.observedAt)
-      ? new Date(transition.observedAt).toISOString()
-      : '',
-    test: notification.type === 'test',
-    subscription: notification.subscription,
-    channel: notification.channel,
+    time: iso(transition.observedAt),
     service: {
       feedId: service.feedId,
       name: serviceLabel(transition),
@@ -265,13 +393,86 @@ export function templateScope(notification: Notification, transition: Transition
             title: incidentTitle(transition),
             status: incident.status,
             update: incident.latestUpdate ?? '',
-            started: Number.isFinite(incident.started)
-              ? new Date(incident.started * 1000).toISOString()
-              : '',
+            started: iso(incident.started * 1000),
           },
     previous: { ...(transition.previous ?? {}) },
     current: { ...transition.current },
-    links: { console: links?.console ?? '', silence: links?.silence ?? '' },
+  };
+}
+
+function linkVariables(notification: Notification): { console: string; silence: string } {
+  const links = notification.links;
+  return { console: links?.console ?? '', silence: links?.silence ?? '' };
+}
+
+/** The variables of one single-transition notification (see docs/templates.md). */
+export function templateScope(notification: Notification, transition: Transition): object {
+  return {
+    ...transitionVariables(transition),
+    test: notification.type === 'test',
+    subscription: notification.subscription,
+    channel: notification.channel,
+    links: linkVariables(notification),
+  };
+}
+
+/** What a batch-like message is called in `event`. */
+const LIST_LABELS: Record<ListType, string> = {
+  batch: 'Batch',
+  reminder: 'Reminder',
+  catchup: 'Quiet hours catch-up',
+  digest: 'Digest',
+};
+
+/**
+ * The variables of a batch-like notification: its default heading and count line, the digest's
+ * summary lines, and its transitions in the order the default message lists them (at most
+ * `TEMPLATE_LIST_ITEMS`), each with a single event's variables and its default list `line`.
+ */
+export function listScope(notification: Notification, type: ListType): object {
+  const ordered = listOrder(type, notification.transitions);
+  return {
+    kind: type,
+    event: LIST_LABELS[type],
+    title: listHeading(type, notification),
+    summary: countLine(type, notification),
+    count: ordered.length,
+    lines: summaryLines(notification),
+    events: ordered.slice(0, TEMPLATE_LIST_ITEMS).map((transition) => ({
+      ...transitionVariables(transition),
+      line: listItem(type, transition, notification.createdAt),
+    })),
+    time: iso(notification.createdAt),
+    test: false,
+    subscription: notification.subscription,
+    channel: notification.channel,
+    links: linkVariables(notification),
+  };
+}
+
+/** What the living message of an episode shows besides its latest event (`parent`'s `episode`). */
+export interface EpisodeVariables {
+  /** `open`, or `resolved` once the episode's closing arrived. */
+  state: 'open' | 'resolved';
+  /** When the episode's first notified transition was observed (Unix ms), null when unknown. */
+  openedAt: number | null;
+  /** The default heading (status emoji and subject). */
+  heading: string;
+}
+
+/** The variables of the Slack app's living message: its latest event's, and `episode`. */
+export function parentScope(
+  notification: Notification,
+  transition: Transition,
+  episode: EpisodeVariables,
+): object {
+  return {
+    ...templateScope(notification, transition),
+    episode: {
+      state: episode.state,
+      opened: episode.openedAt === null ? '' : iso(episode.openedAt),
+      heading: episode.heading,
+    },
   };
 }
 
@@ -283,7 +484,8 @@ export interface RenderedTemplate {
 
 export interface TemplateFailure {
   channel: string;
-  kind: EventKind;
+  /** The template's key: an event kind, a batch-like message's key, or `parent`. */
+  kind: TemplateKey;
   field: 'title' | 'text';
   reason: string;
 }
@@ -291,22 +493,28 @@ export interface TemplateFailure {
 /** Where `template:failed` goes (the daemon's log; `render` prints it). */
 export type TemplateWarn = (failure: TemplateFailure) => void;
 
-/** The template of `kind` in `map`: its own entry, field by field over `default`. */
-function pick(map: TemplateMap | undefined, kind: EventKind): MessageTemplate {
+/**
+ * The template of `key` in `map`: its own entry, field by field over `default` for an event kind
+ * (the batch-like messages and `parent` have other variables: `default` is not theirs).
+ */
+function pick(map: TemplateMap | undefined, key: TemplateKey): MessageTemplate {
   if (map === undefined) return {};
-  const own = Object.hasOwn(map, kind) ? map[kind] : undefined;
-  const fallback = Object.hasOwn(map, 'default') ? map.default : undefined;
+  const own = Object.hasOwn(map, key) ? map[key] : undefined;
+  const fallback =
+    scopeKindOf(key) === 'event' && key !== 'default' && Object.hasOwn(map, 'default')
+      ? map.default
+      : undefined;
   return { title: own?.title ?? fallback?.title, text: own?.text ?? fallback?.text };
 }
 
 /** The subscription's template (field by field) over the channel's. */
 export function resolveTemplate(
-  kind: EventKind,
+  key: TemplateKey,
   channel: TemplateMap | undefined,
   subscription: TemplateMap | undefined,
 ): MessageTemplate {
-  const fromChannel = pick(channel, kind);
-  const fromSubscription = pick(subscription, kind);
+  const fromChannel = pick(channel, key);
+  const fromSubscription = pick(subscription, key);
   return {
     title: fromSubscription.title ?? fromChannel.title,
     text: fromSubscription.text ?? fromChannel.text,
@@ -332,7 +540,16 @@ export function renderTemplateText(
   target: TemplateTarget,
   max: number,
 ): string {
-  const marked: unknown = liquid.renderSync(parsed(text), scope);
+  let marked: unknown;
+  try {
+    marked = liquid.renderSync(parsed(text), scope);
+  } catch (error) {
+    // LiquidJS's time limit is a wall-clock deadline: on a busy machine (or across a GC pause) a
+    // short template can miss it. One more try tells that apart from a template that loops; a
+    // loop costs two budgets, still bounded.
+    if (!(error instanceof Error) || !error.message.includes('render limit exceeded')) throw error;
+    marked = liquid.renderSync(parsed(text), scope);
+  }
   const out = finish(String(marked), target);
   if (out.length > max) {
     throw new Error(`output of ${out.length} characters is over the limit of ${max}`);
@@ -348,23 +565,36 @@ export interface TemplateSource {
   warn?: TemplateWarn | undefined;
 }
 
-/**
- * The templated title and text of a notification, or null when none applies: templates shape
- * single-event (and test) messages only; batch-like ones keep the default rendering. A field
- * whose template fails is left out (the renderer's default) and `warn` is told why.
- */
-export function renderTemplates(
-  notification: Notification,
+/** The template key of a notification and the variables its template sees. */
+function keyAndScope(notification: Notification): { key: TemplateKey; scope: () => object } {
+  const [first, ...rest] = notification.transitions;
+  switch (notification.type) {
+    case 'event':
+    case 'test':
+      if (first !== undefined && rest.length === 0) {
+        return { key: first.kind, scope: () => templateScope(notification, first) };
+      }
+      // An `event` of several transitions is rendered as a batch by every channel.
+      return { key: 'batch', scope: () => listScope(notification, 'batch') };
+    case 'batch':
+    case 'reminder':
+    case 'catchup':
+    case 'digest': {
+      const type = notification.type;
+      return { key: type, scope: () => listScope(notification, type) };
+    }
+  }
+}
+
+/** Renders the chosen title and text; a field that fails is left out and `warn` is told why. */
+function renderChosen(
+  chosen: MessageTemplate,
+  scope: object,
   target: TemplateTarget,
-  templates: TemplateSource | undefined,
+  key: TemplateKey,
+  channel: string,
+  warn: TemplateWarn | undefined,
 ): RenderedTemplate | null {
-  if (templates === undefined) return null;
-  if (notification.type !== 'event' && notification.type !== 'test') return null;
-  const [transition, ...rest] = notification.transitions;
-  if (transition === undefined || rest.length > 0) return null;
-  const chosen = resolveTemplate(transition.kind, templates.channel, templates.subscription);
-  if (chosen.title === undefined && chosen.text === undefined) return null;
-  const scope = templateScope(notification, transition);
   const out: RenderedTemplate = {};
   const fields = [
     ['title', chosen.title, TEMPLATE_TITLE_MAX],
@@ -377,15 +607,60 @@ export function renderTemplates(
       if (field === 'title') value = headerSafe(value);
       out[field] = value;
     } catch (error) {
-      templates.warn?.({
-        channel: notification.channel,
-        kind: transition.kind,
-        field,
-        reason: describeError(error),
-      });
+      warn?.({ channel, kind: key, field, reason: describeError(error) });
     }
   }
   return out.title === undefined && out.text === undefined ? null : out;
+}
+
+/**
+ * The templated title and text of a notification, or null when none applies: a single event (or
+ * test) takes its kind's template (over `default`), a batch-like notification its type's
+ * (`batch`, `reminder`, `catchup`, `digest`). A field whose template fails is left out (the
+ * renderer's default) and `warn` is told why.
+ */
+export function renderTemplates(
+  notification: Notification,
+  target: TemplateTarget,
+  templates: TemplateSource | undefined,
+): RenderedTemplate | null {
+  if (templates === undefined) return null;
+  const { key, scope } = keyAndScope(notification);
+  const chosen = resolveTemplate(key, templates.channel, templates.subscription);
+  if (chosen.title === undefined && chosen.text === undefined) return null;
+  return renderChosen(chosen, scope(), target, key, notification.channel, templates.warn);
+}
+
+/**
+ * The templated title and text of the Slack app's living message of an episode (`parent`), or
+ * null when none applies.
+ */
+export function renderParentTemplate(
+  notification: Notification,
+  transition: Transition,
+  episode: EpisodeVariables,
+  templates: TemplateSource | undefined,
+): RenderedTemplate | null {
+  if (templates === undefined) return null;
+  const chosen = resolveTemplate(PARENT_TEMPLATE_KEY, templates.channel, templates.subscription);
+  if (chosen.title === undefined && chosen.text === undefined) return null;
+  const scope = parentScope(notification, transition, episode);
+  return renderChosen(
+    chosen,
+    scope,
+    'slack',
+    PARENT_TEMPLATE_KEY,
+    notification.channel,
+    templates.warn,
+  );
+}
+
+/**
+ * The single-event view of one transition of a batch-like notification: what a channel that
+ * sends one alert per transition (PagerDuty, Opsgenie) templates with the transition's kind.
+ */
+export function singleEvent(notification: Notification, transition: Transition): Notification {
+  return { ...notification, type: 'event', transitions: [transition] };
 }
 
 /** What a notifier is given for templates besides its channel's own (`NotifierDeps.templates`). */
@@ -416,17 +691,23 @@ export function previewTemplates(
   target: TemplateTarget,
   channel: TemplateMap | undefined,
 ): { rendered: RenderedTemplate | null; notes: string[] } {
+  const { source, notes } = previewSource(channel);
+  return { rendered: renderTemplates(notification, target, source), notes };
+}
+
+/** A channel's templates for a preview, its failures collected as notes. */
+export function previewSource(channel: TemplateMap | undefined): {
+  source: TemplateSource | undefined;
+  notes: string[];
+} {
   const notes: string[] = [];
-  const rendered = renderTemplates(
-    notification,
-    target,
+  const source =
     channel === undefined
       ? undefined
       : {
           channel,
-          warn: (f) =>
+          warn: (f: TemplateFailure) =>
             notes.push(`(template ${f.kind} ${f.field} failed: ${f.reason}; default rendering)`),
-        },
-  );
-  return { rendered, notes };
+        };
+  return { source, notes };
 }

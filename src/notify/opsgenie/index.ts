@@ -36,8 +36,8 @@ import {
   type OpsgenieChannelConfig,
 } from './config.js';
 import { renderOpsgenieRequests, type OpsgenieAction, type OpsgenieRequest } from './render.js';
-import { applyOpsgenieTemplate } from './templated.js';
-import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
+import { templatedOpsgenieRequests } from './templated.js';
+import { previewSource, templatesFor } from '../template.js';
 
 export const DEFAULT_OPSGENIE_TIMEOUT_MS = 10_000;
 
@@ -184,14 +184,10 @@ export function createOpsgenieNotifier(
   }
 
   async function send(notification: Notification): Promise<void> {
-    const requests = applyOpsgenieTemplate(
-      renderOpsgenieRequests(notification, config),
-      renderTemplates(
-        notification,
-        'plain',
-        templatesFor(config.templates, deps.templates, notification.subscription),
-      ),
-      { firstOnly: notification.type === 'test' },
+    const requests = templatedOpsgenieRequests(
+      notification,
+      (n) => renderOpsgenieRequests(n, config),
+      templatesFor(config.templates, deps.templates, notification.subscription),
     );
     const first = progress.start(notification.id, requests.length);
     for (let index = first; index < requests.length; index++) {
@@ -218,10 +214,12 @@ export function createOpsgenieNotifier(
 
 /** What `render` prints: every request with its URL, headers (key hidden) and JSON body. */
 export function previewOpsgenie(notification: Notification, config: OpsgenieChannelConfig): string {
-  const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
-  const requests = applyOpsgenieTemplate(renderOpsgenieRequests(notification, config), rendered, {
-    firstOnly: notification.type === 'test',
-  });
+  const { source, notes } = previewSource(config.templates);
+  const requests = templatedOpsgenieRequests(
+    notification,
+    (n) => renderOpsgenieRequests(n, config),
+    source,
+  );
   if (requests.length === 0) {
     return `(nothing is sent: Opsgenie re-notifies about an open alert by itself, through its escalation policies)\n`;
   }

@@ -396,7 +396,7 @@ export function transitionRequests(
 }
 
 /** Oldest first, ties in the given order: Opsgenie must see an opening before its closing. */
-function chronological(transitions: readonly Transition[]): Transition[] {
+export function chronological(transitions: readonly Transition[]): Transition[] {
   return [...transitions].sort((a, b) => a.observedAt - b.observedAt);
 }
 

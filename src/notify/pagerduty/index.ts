@@ -21,8 +21,8 @@ import {
   type PagerdutyChannelConfig,
 } from './config.js';
 import { renderPagerduty, type PagerdutyRequest } from './render.js';
-import { applyPagerdutyTemplate } from './templated.js';
-import { previewTemplates, renderTemplates, templatesFor } from '../template.js';
+import { templatedPagerdutyRequests } from './templated.js';
+import { previewSource, templatesFor } from '../template.js';
 
 export const DEFAULT_PAGERDUTY_TIMEOUT_MS = 10_000;
 
@@ -132,14 +132,11 @@ export function createPagerdutyNotifier(
    * closes at once.)
    */
   async function send(notification: Notification): Promise<void> {
-    const requests = applyPagerdutyTemplate(
-      renderPagerduty(notification, options, now()),
-      renderTemplates(
-        notification,
-        'plain',
-        templatesFor(config.templates, deps.templates, notification.subscription),
-      ),
-      { firstOnly: notification.type === 'test' },
+    const at = now();
+    const requests = templatedPagerdutyRequests(
+      notification,
+      (n) => renderPagerduty(n, options, at),
+      templatesFor(config.templates, deps.templates, notification.subscription),
     );
     const first = progress.start(notification.id, requests.length);
     for (let index = first; index < requests.length; index++) {
@@ -169,11 +166,11 @@ export function previewPagerduty(
   config: PagerdutyChannelConfig,
   now: number,
 ): string {
-  const { rendered, notes } = previewTemplates(notification, 'plain', config.templates);
-  const requests = applyPagerdutyTemplate(
-    renderPagerduty(notification, renderOptions(config, REDACTED), now),
-    rendered,
-    { firstOnly: notification.type === 'test' },
+  const { source, notes } = previewSource(config.templates);
+  const requests = templatedPagerdutyRequests(
+    notification,
+    (n) => renderPagerduty(n, renderOptions(config, REDACTED), now),
+    source,
   );
   if (requests.length === 0) {
     return '(nothing is sent: PagerDuty re-notifies and escalates an open incident itself, so reminders are not sent to it)\n';

@@ -334,7 +334,7 @@ function transitionEvent(
  * Chronological order (stable): a burst or catch-up holding an opening and its closing must
  * trigger before it resolves, whatever order the notification lists them in.
  */
-function chronological(transitions: readonly Transition[]): Transition[] {
+export function chronological(transitions: readonly Transition[]): Transition[] {
   return [...transitions].sort((a, b) => {
     const da = Number.isFinite(a.observedAt) ? a.observedAt : 0;
     const db = Number.isFinite(b.observedAt) ? b.observedAt : 0;

@@ -31,6 +31,7 @@ import { fetch as undiciFetch, type Dispatcher } from 'undici';
 import { egressAgent } from '../../egress/connect.js';
 import type { Transition } from '../../diff/transition.js';
 import { toError } from '../../errors.js';
+import { applySlackParentTemplate } from './templated.js';
 import { classifyError, classifyHttpStatus, parseRetryAfter } from '../classify.js';
 import { episodeKey } from '../episode.js';
 import type { NotifierDeps } from '../kind.js';
@@ -329,6 +330,24 @@ export function createSlackAppNotifier(
     });
   }
 
+  /** The `parent` template laid over an episode's living message (its buttons stay). */
+  function templatedParent(
+    notification: Notification,
+    transition: Transition,
+    openedAt: number | null,
+    payload: SlackPayload,
+  ): SlackPayload {
+    const templates = templatesFor(config.templates, deps.templates, notification.subscription);
+    return applySlackParentTemplate(
+      payload,
+      notification,
+      transition,
+      openedAt,
+      templates,
+      config.mention,
+    );
+  }
+
   async function plainPost(notification: Notification, payload: SlackPayload): Promise<void> {
     const progress = store === null ? null : await store.getProgress(notification.id);
     if (progress !== null && progress.posted !== null) return;
@@ -347,7 +366,12 @@ export function createSlackAppNotifier(
     progress: SlackDeliveryProgress,
     openedAt: number | null,
   ): Promise<void> {
-    const parent = renderEpisodeParent(notification, transition, { openedAt }, renderOptions());
+    const parent = templatedParent(
+      notification,
+      transition,
+      openedAt,
+      renderEpisodeParent(notification, transition, { openedAt }, renderOptions()),
+    );
     const posted = await post(parent);
     await s.commit(
       notification.id,
@@ -389,7 +413,12 @@ export function createSlackAppNotifier(
         try {
           await edit(
             target,
-            renderEpisodeParent(notification, transition, { openedAt }, renderOptions()),
+            templatedParent(
+              notification,
+              transition,
+              openedAt,
+              renderEpisodeParent(notification, transition, { openedAt }, renderOptions()),
+            ),
           );
         } catch (caught) {
           if (caught instanceof SlackCallError && PARENT_GONE_ERRORS.has(caught.slackError ?? '')) {
@@ -428,13 +457,23 @@ export function createSlackAppNotifier(
         if (ref === null || ref.closed) return;
         const closing = isClosing(group.latest);
         try {
+          const single: Notification = {
+            ...notification,
+            type: 'event',
+            transitions: [group.latest],
+          };
           await edit(
             ref,
-            renderEpisodeParent(
-              { ...notification, type: 'event', transitions: [group.latest] },
+            templatedParent(
+              single,
               group.latest,
-              { openedAt: ref.openedAt },
-              renderOptions(),
+              ref.openedAt,
+              renderEpisodeParent(
+                single,
+                group.latest,
+                { openedAt: ref.openedAt },
+                renderOptions(),
+              ),
             ),
           );
         } catch (caught) {
@@ -464,7 +503,8 @@ export function createSlackAppNotifier(
         await sendEvent(store, notification, rendered.transition);
         return;
       case 'list':
-        await plainPost(notification, rendered.parent);
+        // A grouped batch's listing message takes the `batch` template.
+        await plainPost(notification, templated(notification, rendered.parent));
         if (store !== null) await syncEpisodes(store, notification);
         return;
       case 'post':

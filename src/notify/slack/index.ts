@@ -31,10 +31,12 @@ import { renderSlackApp } from './app-render.js';
 import { slackChannelConfigSchema, type SlackChannelConfig } from './config.js';
 import { defineChannelKind, urlDestination } from '../kind.js';
 import { renderSlack } from './render.js';
-import { applySlackTemplate } from './templated.js';
+import { applySlackParentTemplate, applySlackTemplate } from './templated.js';
 import {
+  previewSource,
   previewTemplates,
   renderTemplates,
+  slackTemplateMapSchema,
   templatesFor,
   type NotifierTemplates,
 } from '../template.js';
@@ -184,7 +186,8 @@ export const slackKindSchema = z
     iconEmoji: slackChannelConfigSchema.shape.iconEmoji,
     mention: slackChannelConfigSchema.shape.mention,
     timeoutMs: slackChannelConfigSchema.shape.timeoutMs,
-    templates: slackChannelConfigSchema.shape.templates,
+    /** `parent` (the living message) only in app mode: refused below without a bot token. */
+    templates: slackTemplateMapSchema.optional(),
   })
   .superRefine((config, ctx) => {
     const app = config.botToken !== undefined;
@@ -193,6 +196,15 @@ export const slackKindSchema = z
         code: 'custom',
         path: ['webhookUrl'],
         message: 'required: an incoming-webhook URL, or botToken and channel for a Slack app',
+      });
+    }
+    // `parent` shapes the living message of app mode: an incoming webhook has none.
+    if (!app && config.templates !== undefined && Object.hasOwn(config.templates, 'parent')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['templates', 'parent'],
+        message:
+          'only for a Slack app (with botToken): an incoming webhook has no living message to shape',
       });
     }
     if (config.webhookUrl !== undefined && app) {
@@ -302,10 +314,27 @@ export const slackKind = defineChannelKind({
       );
     }
     const message = renderSlackApp(notification, undefined, { mention: app.mention });
-    const post = message.kind === 'post' ? message.post : message.parent;
-    const body = { channel: app.channel, ...applySlackTemplate(post, rendered, options) };
+    const head = `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n`;
+    if (message.kind !== 'episode') {
+      const post = message.kind === 'post' ? message.post : message.parent;
+      const body = { channel: app.channel, ...applySlackTemplate(post, rendered, options) };
+      return noted(`${head}${JSON.stringify(body, null, 2)}\n`);
+    }
+    // The living message (with the `parent` template), then what a later change of the episode
+    // posts in its thread (with the event kind's template).
+    const { source, notes: parentNotes } = previewSource(config.templates);
+    const parent = applySlackParentTemplate(
+      message.parent,
+      notification,
+      message.transition,
+      null,
+      source,
+      app.mention,
+    );
+    const reply = applySlackTemplate(message.reply, rendered, options);
+    notes.push(...parentNotes);
     return noted(
-      `POST ${app.apiUrl}/chat.postMessage\nauthorization: Bearer ${REDACTED}\ncontent-type: application/json\n\n${JSON.stringify(body, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply)\n`,
+      `${head}${JSON.stringify({ channel: app.channel, ...parent }, null, 2)}\n(later changes of the episode: chat.update of this message and a thread reply such as)\n${JSON.stringify({ channel: app.channel, thread_ts: '<parent ts>', ...reply }, null, 2)}\n`,
     );
   },
   destinations: (config) => {

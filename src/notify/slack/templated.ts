@@ -1,9 +1,13 @@
 /**
  * A rendered message template (`../template.ts`) laid over a Slack payload: the title becomes the
  * header and the fallback text, the text replaces the message's sections (the test note, the
- * channel's mention and the context line stay). Pure. Both are already escaped for mrkdwn.
+ * channel's mention, the context line and the living message's notes and buttons stay). Pure.
+ * Both are already escaped for mrkdwn.
  */
-import type { RenderedTemplate } from '../template.js';
+import type { Transition } from '../../diff/transition.js';
+import { renderParentTemplate, type RenderedTemplate, type TemplateSource } from '../template.js';
+import type { Notification } from '../types.js';
+import { episodeHeading, isClosing } from './app-render.js';
 import {
   limitMrkdwn,
   section,
@@ -31,9 +35,11 @@ export function applySlackTemplate(
   const first = payload.blocks[0];
   const header = first?.type === 'header' ? first : undefined;
   const body = header === undefined ? payload.blocks : payload.blocks.slice(1);
-  const lastBlock = body[body.length - 1];
-  const context = lastBlock?.type === 'context' ? lastBlock : undefined;
-  const middle = context === undefined ? body : body.slice(0, -1);
+  // The tail that stays: the context line, and app mode's notes and buttons after it.
+  let cut = body.length;
+  while (cut > 0 && body[cut - 1]?.type !== 'section' && body[cut - 1]?.type !== 'header') cut--;
+  const tail = body.slice(cut);
+  const middle = body.slice(0, cut);
   let text = payload.text;
   let headerBlock: SlackBlock | undefined = header;
   if (rendered.title !== undefined && rendered.title !== '') {
@@ -57,10 +63,32 @@ export function applySlackTemplate(
   }
   return {
     text,
-    blocks: [
-      ...(headerBlock === undefined ? [] : [headerBlock]),
-      ...sections,
-      ...(context === undefined ? [] : [context]),
-    ],
+    blocks: [...(headerBlock === undefined ? [] : [headerBlock]), ...sections, ...tail],
   };
+}
+
+/**
+ * The Slack app's living message of an episode (`renderEpisodeParent`'s payload) with the
+ * `parent` template laid over it: the title becomes the header, the text replaces the state line
+ * and the event's sections; the context line, the notes and the buttons stay.
+ */
+export function applySlackParentTemplate(
+  payload: SlackPayload,
+  notification: Notification,
+  transition: Transition,
+  openedAt: number | null,
+  templates: TemplateSource | undefined,
+  mention: string | undefined,
+): SlackPayload {
+  const rendered = renderParentTemplate(
+    notification,
+    transition,
+    {
+      state: isClosing(transition) ? 'resolved' : 'open',
+      openedAt,
+      heading: episodeHeading(transition),
+    },
+    templates,
+  );
+  return applySlackTemplate(payload, rendered, { mention });
 }
