@@ -38,6 +38,7 @@ import { createAppConsole } from './console/index.js';
 import type { ChannelConfig } from './config/schema.js';
 import { egressPolicyOf } from './egress/config.js';
 import type { EgressPolicy } from './egress/policy.js';
+import { ROLES, type Role } from './runtime/plan.js';
 
 export class BudgetError extends StatuswatchError {
   constructor(readonly plan: Plan) {
@@ -69,6 +70,25 @@ export interface AppDeps {
    * as tests drive an in-process App from their own sockets.
    */
   ownOutbound?: boolean;
+  /**
+   * The stages this App runs (src/runtime/plan.ts): `poll` (the poller), `route` (routing and
+   * the noise tick), `deliver` (the delivery worker). Default all. Every App builds every stage;
+   * only these start.
+   */
+  roles?: readonly Role[];
+  /**
+   * The other threads of this process (src/runtime/supervisor.ts): their readiness is part of
+   * `/readyz` and their metrics part of the `/metrics` scrape.
+   */
+  peers?: AppPeers;
+}
+
+/** What the main thread's App knows of the process's other threads. */
+export interface AppPeers {
+  /** Each thread's readiness by name (false while one is down or restarting). */
+  readiness(): Promise<Record<string, boolean>>;
+  /** Each running thread's metrics (`registry.getMetricsAsJSON()`), merged into the scrape. */
+  metrics(): Promise<unknown[][]>;
 }
 
 export interface AppEvents {
@@ -120,6 +140,8 @@ export class App extends EventEmitter<AppEvents> {
   private readonly egress: EgressPolicy;
   private ops: OpsServer | null = null;
   private running = false;
+  /** The stages this App starts (`AppDeps.roles`). */
+  readonly roles: ReadonlySet<Role>;
   /** Tombstones of config-file subscriptions a reload removed, being stored (never rejects). */
   private burying: Promise<void> = Promise.resolve();
   port: number | null = null;
@@ -129,6 +151,7 @@ export class App extends EventEmitter<AppEvents> {
     private readonly deps: AppDeps,
   ) {
     super();
+    this.roles = new Set(deps.roles ?? ROLES);
     const plan = planOf(config);
     if (!plan.ok) throw new BudgetError(plan);
     const { log } = deps;
@@ -200,6 +223,7 @@ export class App extends EventEmitter<AppEvents> {
         adminToken: this.config.server.adminToken,
         trustedProxies: this.config.server.console?.trustedProxies ?? [],
         quotas: this.config.server.quotas,
+        publicUrl: this.config.server.publicUrl,
       }),
       onChannels: (channels) => {
         this.swapChannels(channels);
@@ -261,10 +285,11 @@ export class App extends EventEmitter<AppEvents> {
   }
 
   private async resyncShared(): Promise<void> {
+    const route = this.roles.has('route');
     const results = await Promise.allSettled([
-      this.router.resync(),
-      this.noise.resync(),
-      this.poller.syncSchedules('keep'),
+      route ? this.router.resync() : undefined,
+      route ? this.noise.resync() : undefined,
+      this.roles.has('poll') ? this.poller.syncSchedules('keep') : undefined,
     ]);
     for (const r of results) {
       if (r.status === 'rejected') {
@@ -383,12 +408,12 @@ export class App extends EventEmitter<AppEvents> {
     await startupChecks(this.redis, this.keys, log);
     if (this.stopping()) return;
     await this.api.start();
-    await this.oweClosingsOfVanished();
+    if (this.roles.has('route')) await this.oweClosingsOfVanished();
     if (this.stopping()) return;
     // The router, the noise ticker, the delivery worker; then the poller that feeds them.
-    await this.stages.start();
+    await this.stages.start(this.roles);
     if (this.stopping()) return;
-    await this.poller.start();
+    if (this.roles.has('poll')) await this.poller.start();
     if (this.stopping()) return;
     this.running = true;
     const plan = planOf(this.config);
@@ -400,6 +425,7 @@ export class App extends EventEmitter<AppEvents> {
         budgetPerMinute: plan.budget,
         channels: Object.keys(this.config.channels).length,
         subscriptions: this.config.subscriptions.length,
+        roles: [...this.roles],
       },
       'statuswatch started',
     );
@@ -412,6 +438,7 @@ export class App extends EventEmitter<AppEvents> {
       port: this.deps.port ?? this.config.server.port,
       host: this.config.server.host,
       metrics: this.metrics,
+      ...(this.deps.peers === undefined ? {} : { peerMetrics: () => this.peerMetrics() }),
       log,
       readiness: () => this.readiness(),
       adminToken: () => this.config.server.adminToken,
@@ -442,6 +469,11 @@ export class App extends EventEmitter<AppEvents> {
     this.port = await this.ops.start();
   }
 
+  /** The other threads' metrics (none when this App has no peers). */
+  private async peerMetrics(): Promise<unknown[][]> {
+    return (await this.deps.peers?.metrics()) ?? [];
+  }
+
   /** The last readiness answered (null before the first probe). */
   private wasReady: boolean | null = null;
 
@@ -457,7 +489,14 @@ export class App extends EventEmitter<AppEvents> {
     const refusals = refusalsOf(this.redis);
     const writes = redis && (await refusals.writable(READINESS_TIMEOUT_MS)).ok;
     const refusing = refusals.current();
-    const checks = { redis, writes, workers: this.running, config: true };
+    const threads = this.deps.peers === undefined ? {} : await this.deps.peers.readiness();
+    const checks = {
+      redis,
+      writes,
+      workers: this.running,
+      config: true,
+      ...(this.deps.peers === undefined ? {} : { threads: Object.values(threads).every(Boolean) }),
+    };
     const ready = Object.values(checks).every(Boolean) && refusing === null;
     if (this.wasReady !== null && ready !== this.wasReady) {
       const fields = { event: 'readiness:changed', ready, checks };

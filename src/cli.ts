@@ -10,7 +10,10 @@ import { redactText, secretValues } from './config/redact.js';
 import type { Config } from './config/schema.js';
 import { ownValue } from './config/fields.js';
 import { parseDuration } from './config/duration.js';
-import { App, BudgetError } from './app.js';
+import { BudgetError } from './app.js';
+import { Daemon } from './runtime/daemon.js';
+import { parseRoles } from './runtime/config.js';
+import type { Role } from './runtime/plan.js';
 import {
   MAX_SERVICES,
   WORDINGS,
@@ -98,15 +101,31 @@ async function readChannel(
   return { config, channel };
 }
 
-async function runDaemon(explicit: string | undefined): Promise<void> {
-  const { file, config } = await readConfig(explicit);
+interface RunOptions {
+  config?: string;
+  /** `--role`: the roles this process runs (overrides `daemon.roles`). */
+  roles?: Role[];
+  /** `--threads`: overrides `daemon.threads`. */
+  threads?: 'auto' | number;
+}
+
+async function runDaemon(o: RunOptions): Promise<void> {
+  const { file, config } = await readConfig(o.config);
   const grace = graceMs(process.env.STATUSWATCH_GRACE_MS);
   const secrets = secretValues(config);
   // The App adds the config's secrets (and later ones) to the lines' scrub list.
   const log = createLogger({ pretty: process.stdout.isTTY });
-  let app: App;
+  let app: Daemon;
   try {
-    app = new App(config, { log, ownOutbound: true });
+    app = new Daemon({
+      configFile: file,
+      config,
+      log,
+      pretty: process.stdout.isTTY,
+      ownOutbound: true,
+      ...(o.roles === undefined ? {} : { roles: o.roles }),
+      ...(o.threads === undefined ? {} : { threads: o.threads }),
+    });
   } catch (err) {
     if (err instanceof BudgetError) fail(err.message, EXIT_INVALID);
     throw err;
@@ -151,7 +170,7 @@ async function runDaemon(explicit: string | undefined): Promise<void> {
         app.reload(next);
         log.info({ event: 'config:reload', why }, `config reloaded (${why})`);
       } catch (err) {
-        app.metrics.configReloads.inc({ outcome: 'rejected' });
+        app.app.metrics.configReloads.inc({ outcome: 'rejected' });
         const message = redactText(toError(err).message, secrets);
         log.error(
           { event: 'config:rejected', why, err: message },
@@ -252,8 +271,32 @@ function buildProgram(): Command {
     .command('run')
     .description('run the daemon: pollers, routing, delivery and the ops HTTP server')
     .addOption(configOption())
-    .action(async (o: { config?: string }) => {
-      await runDaemon(o.config);
+    .option(
+      '--role <roles>',
+      'the stages this process runs, comma-separated: poll, route, deliver (default all; overrides daemon.roles)',
+      (text: string) => {
+        const roles = parseRoles(text);
+        if ('error' in roles) throw new InvalidArgumentError(roles.error);
+        return roles;
+      },
+    )
+    .option(
+      '--threads <count>',
+      'threads: auto (the usable cores, 2 to 8) or 1 to 64; 1 runs everything in one thread (overrides daemon.threads)',
+      (text: string) => {
+        if (text === 'auto') return 'auto' as const;
+        const n = Number(text);
+        if (!Number.isInteger(n) || n < 1 || n > 64)
+          throw new InvalidArgumentError('expected auto or an integer between 1 and 64');
+        return n;
+      },
+    )
+    .action(async (o: { config?: string; role?: Role[]; threads?: 'auto' | number }) => {
+      await runDaemon({
+        ...(o.config === undefined ? {} : { config: o.config }),
+        ...(o.role === undefined ? {} : { roles: o.role }),
+        ...(o.threads === undefined ? {} : { threads: o.threads }),
+      });
     });
 
   program

@@ -21,6 +21,7 @@ import { Pipeline, type PipelineRules, type PollKind } from './pipeline/cycle.js
 import { VocabularyRecorder, type VocabularyRecorderOptions } from './pipeline/vocabulary.js';
 import { Poller } from './scheduler/poller.js';
 import type { UpstreamClient } from './upstream/index.js';
+import type { Role } from './runtime/plan.js';
 
 /** What the routing → noise → delivery stages are built from. */
 export interface StageDeps {
@@ -81,8 +82,12 @@ export interface Stages {
    * PagerDuty, an incident).
    */
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
-  /** Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker. */
-  start(): Promise<void>;
+  /**
+   * Starts the router, then the noise ticker (unless `manualNoiseTick`), then the delivery worker;
+   * with `roles`, the router and the noise ticker only for `route` and the worker only for
+   * `deliver` (src/runtime/plan.ts).
+   */
+  start(roles?: ReadonlySet<Role>): Promise<void>;
   /**
    * Stops the router, the noise ticker and the delivery worker at once (in-flight jobs finish,
    * BullMQ hands back the rest); settles all three, then throws the first failure.
@@ -186,10 +191,12 @@ export function composeStages(deps: StageDeps): Stages {
         return key !== null && !(await noiseStore.isTold(routeKey(n), key)) ? key : null;
       });
     },
-    async start() {
-      await router.start();
-      if (deps.manualNoiseTick !== true) await noise.start();
-      deliveryWorker.start();
+    async start(roles) {
+      if (roles?.has('route') !== false) {
+        await router.start();
+        if (deps.manualNoiseTick !== true) await noise.start();
+      }
+      if (roles?.has('deliver') !== false) deliveryWorker.start();
     },
     stopWorkers,
     closeQueues,

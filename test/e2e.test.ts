@@ -221,9 +221,10 @@ async function world(): Promise<World> {
 
 function configOf(
   w: World,
-  o: { prefix?: string; adminToken?: string } = {},
+  o: { prefix?: string; adminToken?: string; threads?: number } = {},
 ): Record<string, unknown> {
   return {
+    ...(o.threads === undefined ? {} : { daemon: { threads: o.threads } }),
     upstream: { baseUrl: w.simUrl, apiKey: API_KEY, requestsPerMinute: 600, timeoutMs: 5000 },
     redis: { url: REDIS_URL, prefix: o.prefix ?? w.tr.prefix },
     poll: { status: '1s', incidents: '1s', sla: '15m', scores: '15m' },
@@ -338,70 +339,141 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     expectNoSecrets(d.proc.output(), w);
   }, 45_000);
 
-  it('SIGTERM during slow deliveries, then a restart: nothing lost, nothing doubled', async () => {
+  // Two threads (`threads: auto` on a 2-core machine: the upstream thread polls and routes, the
+  // main thread delivers), and four (two more delivery threads): the drain covers every thread.
+  it.each([{ threads: 2 }, { threads: 4 }])(
+    'SIGTERM during slow deliveries ($threads threads), then a restart: nothing lost, nothing doubled',
+    async ({ threads }) => {
+      const w = await world();
+      const file = await writeConfig(w.dir, configOf(w, { threads }));
+      const grace = 10_000;
+      const env = { STATUSWATCH_GRACE_MS: String(grace) };
+      const first = await startDaemon(file, env, 60_000);
+      await baselined(first);
+      w.hook.delayMs = 1500;
+
+      w.clock.tick();
+      const ids = new Map(
+        ['stripe', 'github'].map((f) => [f, w.sim.openIncident(f, { title: `${f} is down` })]),
+      );
+      await waitFor(() => w.hook.hits.length > 0, { what: 'a first webhook in flight' });
+      // More changes just before the signal: they may be mid-poll, queued or not yet seen.
+      w.clock.tick();
+      for (const f of ['slack', 'twilio'])
+        ids.set(f, w.sim.openIncident(f, { title: `${f} down` }));
+      const inFlight = w.hook.hits.filter((h) => !h.answered);
+      expect(inFlight.length).toBeGreaterThan(0);
+      const signalled = Date.now();
+      first.proc.signal('SIGTERM');
+      // And one while the daemon drains or is down.
+      w.clock.tick();
+      w.sim.resolveIncident('stripe', ids.get('stripe')!, 'Fixed');
+
+      const exit = await first.proc.waitForExit(grace);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(Date.now() - signalled).toBeLessThan(grace);
+      // The drain let every in-flight delivery finish: none was cut off.
+      expect(inFlight.every((h) => h.answered && !h.aborted)).toBe(true);
+      expect(first.proc.output()).toContain('"event":"app:stopped"');
+
+      w.hook.delayMs = 100;
+      const second = await startDaemon(file, env, 60_000);
+      const expected = [
+        'incident.opened github',
+        'incident.opened slack',
+        'incident.opened stripe',
+        'incident.opened twilio',
+        'incident.resolved stripe',
+      ];
+      await waitFor(() => expected.every((p) => pairsOf(w.hook.delivered()).includes(p)), {
+        timeoutMs: 15_000,
+        what: `every expected webhook (have ${pairsOf(w.hook.delivered()).join(', ')})`,
+      });
+      await morePolls(second, 2);
+      await queuesIdle(second);
+
+      const delivered = w.hook.delivered();
+      // Each webhook-id answered 200 exactly once; one webhook-id per expected transition.
+      const perId = new Map<string, number>();
+      for (const h of delivered) perId.set(h.id, (perId.get(h.id) ?? 0) + 1);
+      expect([...perId.values()].every((n) => n === 1)).toBe(true);
+      expect(pairsOf(delivered)).toEqual(expected);
+      expect(w.hook.hits.every((h) => h.verified)).toBe(true);
+      // Any re-sent webhook-id is one whose earlier attempt was not answered.
+      const answeredIds = new Set(delivered.map((h) => h.id));
+      expect(w.hook.hits.filter((h) => !answeredIds.has(h.id))).toEqual([]);
+      // Slack: the same transitions, each once.
+      expect(w.slack.messages.map((m) => m.deliveryId).sort()).toEqual(
+        delivered.map((h) => `${h.eventId}:core:chat`).sort(),
+      );
+      expectNoSecrets(first.proc.output() + second.proc.output(), w);
+    },
+    150_000,
+  );
+
+  it('two replicas of four threads each: consecutive cycles of a lifecycle arrive in order, each once; /metrics merges every thread', async () => {
     const w = await world();
-    const file = await writeConfig(w.dir, configOf(w));
-    const grace = 10_000;
-    const env = { STATUSWATCH_GRACE_MS: String(grace) };
-    const first = await startDaemon(file, env);
-    await baselined(first);
-    w.hook.delayMs = 1500;
+    const file = await writeConfig(w.dir, configOf(w, { threads: 4 }));
+    // Each thread loads the program on its own: a loaded machine takes a while to start eight.
+    const replicas = [await startDaemon(file, {}, 60_000), await startDaemon(file, {}, 60_000)];
+    for (const d of replicas) await baselined(d);
+    w.hook.delayMs = 30;
 
+    // Each step in a cycle of its own (a poll of the incidents list in between), without waiting
+    // for the webhooks: routing and delivery of one cycle still run while the next is polled.
+    const feeds = ['stripe', 'github', 'slack'];
     w.clock.tick();
-    const ids = new Map(
-      ['stripe', 'github'].map((f) => [f, w.sim.openIncident(f, { title: `${f} is down` })]),
+    const ids = new Map(feeds.map((f) => [f, w.sim.openIncident(f, { title: `${f} down` })]));
+    for (const step of ['investigating', 'identified', 'monitoring']) {
+      await morePolls(replicas, 1, { kinds: ['incidents'] });
+      w.clock.tick();
+      for (const f of feeds) w.sim.updateIncident(f, ids.get(f)!, { status: step, body: step });
+    }
+    await morePolls(replicas, 1, { kinds: ['incidents'] });
+    w.clock.tick();
+    for (const f of feeds) w.sim.resolveIncident(f, ids.get(f)!, 'Fixed');
+    await waitFor(
+      () =>
+        feeds.every((f) =>
+          w.hook.delivered().some((h) => h.feedId === f && h.type === 'incident.resolved'),
+        ),
+      { timeoutMs: 20_000, what: 'every resolution' },
     );
-    await waitFor(() => w.hook.hits.length > 0, { what: 'a first webhook in flight' });
-    // More changes just before the signal: they may be mid-poll, queued or not yet seen.
-    w.clock.tick();
-    for (const f of ['slack', 'twilio']) ids.set(f, w.sim.openIncident(f, { title: `${f} down` }));
-    const inFlight = w.hook.hits.filter((h) => !h.answered);
-    expect(inFlight.length).toBeGreaterThan(0);
-    const signalled = Date.now();
-    first.proc.signal('SIGTERM');
-    // And one while the daemon drains or is down.
-    w.clock.tick();
-    w.sim.resolveIncident('stripe', ids.get('stripe')!, 'Fixed');
-
-    const exit = await first.proc.waitForExit(grace);
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(Date.now() - signalled).toBeLessThan(grace);
-    // The drain let every in-flight delivery finish: none was cut off.
-    expect(inFlight.every((h) => h.answered && !h.aborted)).toBe(true);
-    expect(first.proc.output()).toContain('"event":"app:stopped"');
-
-    w.hook.delayMs = 100;
-    const second = await startDaemon(file, env);
-    const expected = [
-      'incident.opened github',
-      'incident.opened slack',
-      'incident.opened stripe',
-      'incident.opened twilio',
-      'incident.resolved stripe',
-    ];
-    await waitFor(() => expected.every((p) => pairsOf(w.hook.delivered()).includes(p)), {
-      timeoutMs: 15_000,
-      what: `every expected webhook (have ${pairsOf(w.hook.delivered()).join(', ')})`,
-    });
-    await morePolls(second, 2);
-    await queuesIdle(second);
+    await morePolls(replicas, 2);
+    for (const d of replicas) await queuesIdle(d);
 
     const delivered = w.hook.delivered();
-    // Each webhook-id answered 200 exactly once; one webhook-id per expected transition.
-    const perId = new Map<string, number>();
-    for (const h of delivered) perId.set(h.id, (perId.get(h.id) ?? 0) + 1);
-    expect([...perId.values()].every((n) => n === 1)).toBe(true);
-    expect(pairsOf(delivered)).toEqual(expected);
-    expect(w.hook.hits.every((h) => h.verified)).toBe(true);
-    // Any re-sent webhook-id is one whose earlier attempt was not answered.
-    const answeredIds = new Set(delivered.map((h) => h.id));
-    expect(w.hook.hits.filter((h) => !answeredIds.has(h.id))).toEqual([]);
-    // Slack: the same transitions, each once.
-    expect(w.slack.messages.map((m) => m.deliveryId).sort()).toEqual(
-      delivered.map((h) => `${h.eventId}:core:chat`).sort(),
+    expect(new Set(delivered.map((h) => h.id)).size).toBe(delivered.length);
+    for (const f of feeds) {
+      const kinds = delivered.filter((h) => h.feedId === f).map((h) => h.type);
+      // Opened first, resolved last, the updates between (a cycle whose update the upstream
+      // showed only in passing may fold into the next one's).
+      expect(kinds[0]).toBe('incident.opened');
+      expect(kinds.at(-1)).toBe('incident.resolved');
+      expect(kinds.slice(1, -1).every((k) => k === 'incident.updated')).toBe(true);
+      expect(kinds.length).toBeGreaterThanOrEqual(3);
+    }
+    // One scrape of each replica shows every one of its threads.
+    for (const d of replicas) {
+      const text = await metricsOf(d);
+      for (const thread of ['main', 'upstream', 'deliver-1', 'deliver-2'])
+        expect(text).toContain(`statuswatch_thread_busy_seconds_total{thread="${thread}"}`);
+      const ready = (await (await fetch(`${d.url}/readyz`)).json()) as { checks: object };
+      expect(ready.checks).toMatchObject({ threads: true, workers: true });
+    }
+    // Between them, the replicas counted each delivery once (every thread's counters merged).
+    const texts = await Promise.all(replicas.map((d) => metricsOf(d)));
+    const sent = texts.reduce(
+      (sum, t) =>
+        sum +
+        metricValue(t, 'statuswatch_deliveries_total', {
+          channel_type: 'webhook',
+          outcome: 'sent',
+        }),
+      0,
     );
-    expectNoSecrets(first.proc.output() + second.proc.output(), w);
-  }, 45_000);
+    expect(sent).toBe(delivered.length);
+  }, 180_000);
 
   it('/metrics carries the key series and passes promtool when it is installed', async () => {
     const w = await world();

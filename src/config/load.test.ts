@@ -96,6 +96,7 @@ describe('parseConfig: a valid config', () => {
         slaForecast: 72 * 3_600_000,
         scoreTrend: { points: 10, window: 7 * 24 * 3_600_000 },
       },
+      daemon: { threads: 'auto', roles: ['poll', 'route', 'deliver'] },
       server: {
         port: 8080,
         adminToken: undefined,

@@ -3,6 +3,7 @@
  * is an error, because a typo must not silently disable alerting. Durations come out in
  * milliseconds.
  */
+import { daemonConfigSchema } from '../runtime/config.js';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { toError } from '../errors.js';
@@ -577,6 +578,8 @@ export const configSchema = z
     poll: pollSchema,
     rules: rulesSchema,
     server: serverSchema,
+    /** How one `statuswatch run` uses its cores: threads and roles (src/runtime/config.ts). */
+    daemon: daemonConfigSchema,
     channels: z.record(
       z.string().regex(NAME, { error: `invalid channel name; use ${NAME_HINT}` }),
       channelConfigSchema,

@@ -1,16 +1,54 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { corruptCounts } from '../redis/stored.js';
 
+export interface MetricsOptions {
+  /**
+   * The process and Node.js metrics (`statuswatch_process_*`, `statuswatch_nodejs_*`): one
+   * thread of a process exports them (the main one; src/runtime/supervisor.ts merges the others'
+   * registries into its scrape), else the process-wide ones would be summed once per thread.
+   * Default true.
+   */
+  process?: boolean;
+  /** The thread these metrics are of, the label of `statuswatch_thread_busy_seconds_total`. */
+  thread?: string;
+}
+
 /** Every metric statuswatch exports, on a registry of its own (tests create as many as they like). */
-export function createMetrics() {
+export function createMetrics(options: MetricsOptions = {}) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'statuswatch_' });
-  // prom-client exports these totals as gauges with a `_total` suffix, which `promtool check
-  // metrics` rejects; the same counts stay available per type in `statuswatch_nodejs_active_*`.
-  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total'])
-    registry.removeSingleMetric(`statuswatch_nodejs_${name}`);
+  if (options.process !== false) {
+    collectDefaultMetrics({ register: registry, prefix: 'statuswatch_' });
+    // prom-client exports these totals as gauges with a `_total` suffix, which `promtool check
+    // metrics` rejects; the same counts stay available per type in `statuswatch_nodejs_active_*`.
+    for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total'])
+      registry.removeSingleMetric(`statuswatch_nodejs_${name}`);
+  }
+  const thread = options.thread ?? 'main';
+  // The event loop's busy time of this thread (its JavaScript, GC pauses included), from
+  // `performance.eventLoopUtilization()`: per-thread CPU, which Node.js 20 cannot read otherwise.
+  let busyMs = 0;
+  let lastElu = performance.eventLoopUtilization();
   const m = {
     registry,
+    threadBusy: new Counter({
+      name: 'statuswatch_thread_busy_seconds_total',
+      help: "Time each thread's event loop was busy (running JavaScript or collecting garbage), by thread (main, upstream, deliver-N)",
+      labelNames: ['thread'] as const,
+      registers: [registry],
+      collect() {
+        const now = performance.eventLoopUtilization();
+        busyMs += performance.eventLoopUtilization(now, lastElu).active;
+        lastElu = now;
+        this.reset();
+        this.inc({ thread }, busyMs / 1000);
+      },
+    }),
+    threadRestarts: new Counter({
+      name: 'statuswatch_thread_restarts_total',
+      help: 'Worker threads restarted after they ended unexpectedly, by thread',
+      labelNames: ['thread'] as const,
+      registers: [registry],
+    }),
     polls: new Counter({
       name: 'statuswatch_polls_total',
       help: 'Poll cycles by kind and outcome (ok, failed, conflict, rate_limited)',
@@ -52,11 +90,14 @@ export function createMetrics() {
     rateLimitRemaining: new Gauge({
       name: 'statuswatch_upstream_ratelimit_remaining',
       help: 'X-RateLimit-Remaining of the latest upstream response',
+      // Threads merge by the largest: only the upstream thread sets it, the others report 0.
+      aggregator: 'max',
       registers: [registry],
     }),
     rateLimitLimit: new Gauge({
       name: 'statuswatch_upstream_ratelimit_limit',
       help: 'X-RateLimit-Limit of the latest upstream response',
+      aggregator: 'max',
       registers: [registry],
     }),
     transitions: new Counter({
@@ -109,6 +150,8 @@ export function createMetrics() {
     redisRefusing: new Gauge({
       name: 'statuswatch_redis_refusing',
       help: '1 while Redis refuses work for this reason (until a write, or for noperm every command statuswatch uses, succeeds again)',
+      // Every thread sees the refusal on its own connection: merged, it is still 1.
+      aggregator: 'max',
       labelNames: ['reason'] as const,
       registers: [registry],
     }),

@@ -1,3 +1,4 @@
+import { AggregatorRegistry } from 'prom-client';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -32,6 +33,11 @@ export interface OpsServerOptions {
   /** Listen address; default {@link DEFAULT_HOST}. */
   host?: string | undefined;
   metrics: Metrics;
+  /**
+   * The other threads' metrics (`registry.getMetricsAsJSON()` of each), merged with this
+   * registry's into one scrape by each metric's `aggregator` (sum unless it says otherwise).
+   */
+  peerMetrics?: () => Promise<unknown[][]>;
   /** Called before each scrape to sample queue depths. */
   beforeScrape?: () => Promise<void>;
   readiness: () => Promise<Readiness>;
@@ -159,8 +165,16 @@ export class OpsServer {
       // must still answer (with the last samples) before Prometheus gives up on it.
       const sampled = this.options.beforeScrape?.().catch(() => undefined);
       if (sampled !== undefined) await settledWithin(sampled, SCRAPE_SAMPLE_MS);
-      const text = await this.options.metrics.registry.metrics();
-      send(res, 200, text, this.options.metrics.registry.contentType);
+      const { registry } = this.options.metrics;
+      const peers = await this.options.peerMetrics?.();
+      const text =
+        peers === undefined || peers.length === 0
+          ? await registry.metrics()
+          : await AggregatorRegistry.aggregate([
+              await registry.getMetricsAsJSON(),
+              ...peers,
+            ]).metrics();
+      send(res, 200, text, registry.contentType);
       return;
     }
     if (req.headers[LOOP_HEADER] !== undefined || this.options.ownSockets?.has(req) === true) {

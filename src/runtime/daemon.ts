@@ -1,0 +1,129 @@
+/**
+ * `statuswatch run` as one object: the main thread's `App` (ops server, API, console and the
+ * roles the thread plan gives it) and the worker threads that run the rest
+ * (src/runtime/plan.ts, src/runtime/supervisor.ts). `cli.ts` parses arguments and signals; tests
+ * build it the same way.
+ */
+import type { Logger } from 'pino';
+import { App } from '../app.js';
+import type { Config } from '../config/schema.js';
+import { createMetrics } from '../server/metrics.js';
+import { usableCores } from './cores.js';
+import { planThreads, type Role, type ThreadPlan } from './plan.js';
+import { ThreadSupervisor, type ThreadSpec } from './supervisor.js';
+
+/**
+ * The upstream thread's young generation (MB): V8 sizes it at three semi-spaces, so 6 MB is the
+ * 2 MB semi-space that held memory at 20,000 services (docs/performance.md). The delivery
+ * threads keep V8's default, which is faster in a storm.
+ */
+export const UPSTREAM_YOUNG_GENERATION_MB = 6;
+
+export interface DaemonOptions {
+  /** The config file (worker threads load it themselves) and its validated content. */
+  configFile: string;
+  config: Config;
+  log: Logger;
+  /** `--role`: overrides `daemon.roles`. */
+  roles?: readonly Role[];
+  /** Overrides `daemon.threads` (tests). */
+  threads?: 'auto' | number;
+  /** Overrides the usable cores `threads: auto` follows (tests). */
+  cores?: number;
+  /** The worker threads' entry module; default the built one beside this module. */
+  threadEntry?: URL;
+  pretty?: boolean;
+  /** Ops server port override (0 = any free port). */
+  port?: number;
+  ownOutbound?: boolean;
+  /** BullMQ lock duration of delivery jobs in every thread (tests). */
+  deliveryLockMs?: number;
+  /** First restart delay of a thread that ended (tests). */
+  restartDelayMs?: number;
+}
+
+export class Daemon {
+  readonly app: App;
+  readonly plan: ThreadPlan;
+  /** The worker threads; null when the plan runs everything in the main thread. */
+  readonly threads: ThreadSupervisor | null;
+  private readonly cores: ReturnType<typeof usableCores>;
+
+  constructor(private readonly o: DaemonOptions) {
+    const { config } = o;
+    this.cores =
+      o.cores === undefined ? usableCores() : { cores: o.cores, parallelism: o.cores, quota: null };
+    this.plan = planThreads({
+      threads: o.threads ?? config.daemon.threads,
+      roles: o.roles ?? config.daemon.roles,
+      cores: this.cores.cores,
+    });
+    const metrics = createMetrics();
+    const specs: ThreadSpec[] = [];
+    if (this.plan.upstream !== null) {
+      specs.push({
+        name: 'upstream',
+        roles: this.plan.upstream,
+        resourceLimits: { maxYoungGenerationSizeMb: UPSTREAM_YOUNG_GENERATION_MB },
+      });
+    }
+    for (let i = 1; i <= this.plan.delivery; i++)
+      specs.push({ name: `deliver-${String(i)}`, roles: ['deliver'] });
+    this.threads =
+      specs.length === 0
+        ? null
+        : new ThreadSupervisor({
+            entry: o.threadEntry ?? new URL('./thread.js', import.meta.url),
+            specs,
+            configFile: o.configFile,
+            pretty: o.pretty ?? false,
+            log: o.log,
+            metrics,
+            ...(o.deliveryLockMs === undefined ? {} : { deliveryLockMs: o.deliveryLockMs }),
+            ...(o.restartDelayMs === undefined ? {} : { restartDelayMs: o.restartDelayMs }),
+          });
+    const threads = this.threads;
+    this.app = new App(config, {
+      log: o.log,
+      metrics,
+      roles: this.plan.main,
+      ...(o.port === undefined ? {} : { port: o.port }),
+      ...(o.ownOutbound === undefined ? {} : { ownOutbound: o.ownOutbound }),
+      ...(o.deliveryLockMs === undefined ? {} : { deliveryLockMs: o.deliveryLockMs }),
+      ...(threads === null
+        ? {}
+        : { peers: { readiness: () => threads.readiness(), metrics: () => threads.metrics() } }),
+    });
+  }
+
+  /** Starts the main thread's App (its ops server first) and the worker threads beside it. */
+  async start(): Promise<void> {
+    const { cores, parallelism, quota } = this.cores;
+    this.o.log.info(
+      {
+        event: 'threads:planned',
+        cores,
+        parallelism,
+        cpuQuota: quota,
+        main: this.plan.main,
+        threads: this.threads?.names ?? [],
+      },
+      `${String(this.plan.total)} thread(s) on ${String(cores)} usable core(s): main runs ${this.plan.main.join(', ') || 'the ops server only'}${this.threads === null ? '' : `; ${this.threads.names.join(', ')}`}`,
+    );
+    this.threads?.start();
+    await this.app.start();
+  }
+
+  /** Drains every thread and the main App together (each within the caller's grace period). */
+  async stop(): Promise<void> {
+    const results = await Promise.allSettled([this.threads?.stop(), this.app.stop()]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  /** Swaps channels and subscriptions here (throws as `App.reload` does), then in every thread. */
+  reload(next: Config): void {
+    this.app.reload(next);
+    this.threads?.reload();
+  }
+}

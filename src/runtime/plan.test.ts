@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { parseRoles } from './config.js';
+import {
+  autoThreads,
+  planThreads,
+  quotaOfCfs,
+  quotaOfCpuMax,
+  usableCoresOf,
+  type Role,
+} from './plan.js';
+
+const ALL: Role[] = ['poll', 'route', 'deliver'];
+
+describe('planThreads', () => {
+  it('auto on 2 cores: the upstream thread polls and routes, the main thread delivers', () => {
+    expect(planThreads({ threads: 'auto', roles: ALL, cores: 2 })).toEqual({
+      main: ['deliver'],
+      upstream: ['poll', 'route'],
+      delivery: 0,
+      total: 2,
+    });
+  });
+
+  it('auto on 1 core still gives the upstream thread its own heap (two threads)', () => {
+    expect(planThreads({ threads: 'auto', roles: ALL, cores: 1 }).total).toBe(2);
+  });
+
+  it('auto on 4 cores adds two delivery threads; on 64 it stops at 8 threads', () => {
+    expect(planThreads({ threads: 'auto', roles: ALL, cores: 4 })).toMatchObject({
+      delivery: 2,
+      total: 4,
+    });
+    expect(planThreads({ threads: 'auto', roles: ALL, cores: 64 })).toMatchObject({
+      delivery: 6,
+      total: 8,
+    });
+  });
+
+  it('threads: 1 runs every role in the main thread, as before', () => {
+    expect(planThreads({ threads: 1, roles: ALL, cores: 16 })).toEqual({
+      main: ALL,
+      upstream: null,
+      delivery: 0,
+      total: 1,
+    });
+  });
+
+  it('a delivery-only process delivers on every thread', () => {
+    expect(planThreads({ threads: 3, roles: ['deliver'], cores: 8 })).toEqual({
+      main: ['deliver'],
+      upstream: null,
+      delivery: 2,
+      total: 3,
+    });
+  });
+
+  it('a process without deliver runs poll and route in the upstream thread and no delivery thread', () => {
+    expect(planThreads({ threads: 4, roles: ['route', 'poll'], cores: 8 })).toEqual({
+      main: [],
+      upstream: ['poll', 'route'],
+      delivery: 0,
+      total: 2,
+    });
+  });
+
+  it('autoThreads is bounded below by 2 and above by 8', () => {
+    expect([1, 2, 3, 8, 9, 128].map(autoThreads)).toEqual([2, 2, 3, 8, 8, 8]);
+  });
+});
+
+describe('cgroup CPU quota', () => {
+  it('reads cgroup v2 cpu.max', () => {
+    expect(quotaOfCpuMax('max 100000\n')).toBeNull();
+    expect(quotaOfCpuMax('200000 100000\n')).toBe(2);
+    expect(quotaOfCpuMax('150000 100000')).toBe(1.5);
+    expect(quotaOfCpuMax('garbage')).toBeNull();
+  });
+
+  it('reads cgroup v1 cfs quota and period (-1 = none)', () => {
+    expect(quotaOfCfs('-1\n', '100000\n')).toBeNull();
+    expect(quotaOfCfs('50000', '100000')).toBe(0.5);
+  });
+
+  it('bounds the parallelism by the quota, rounded up, at least one core', () => {
+    expect(usableCoresOf(64, null)).toBe(64);
+    expect(usableCoresOf(64, 1.5)).toBe(2);
+    expect(usableCoresOf(64, 0.5)).toBe(1);
+    expect(usableCoresOf(2, 4)).toBe(2);
+  });
+});
+
+describe('parseRoles (--role)', () => {
+  it('accepts a comma-separated list, once each', () => {
+    expect(parseRoles('deliver')).toEqual(['deliver']);
+    expect(parseRoles('poll, route,poll')).toEqual(['poll', 'route']);
+  });
+
+  it('names the bad role and the choices', () => {
+    expect(parseRoles('poll,send')).toEqual({
+      error: '--role: unknown role "send"; expected one of: poll, route, deliver',
+    });
+    const empty = parseRoles(' , ');
+    expect('error' in empty && empty.error.startsWith('--role:')).toBe(true);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Worker threads of `statuswatch run` (src/runtime): a delivery thread killed mid-batch is
+ * started again and its batch taken over, each delivery answered once. Real Redis, a real
+ * receiver on 127.0.0.1, threads running the built dist/ (the test command builds first).
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../src/log.js';
+import { createMetrics } from '../src/server/metrics.js';
+import { ThreadSupervisor } from '../src/runtime/supervisor.js';
+import type { Notification } from '../src/notify/types.js';
+import {
+  deliveryHarness,
+  webhookChannel,
+  webhookIdOf,
+  type DeliveryHarness,
+} from './helpers/delivery.js';
+import { tempDir, writeConfig } from './helpers/process.js';
+import { REDIS_URL } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
+import { notification, startReceiver, transition, type Receiver } from './notify-helpers.js';
+
+const ENTRY = new URL('../dist/runtime/thread.js', import.meta.url);
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+});
+
+function deliveries(count: number): Notification[] {
+  return Array.from({ length: count }, (_, i) => {
+    const t = transition('incident.opened', {
+      id: `tthread${String(i).padStart(4, '0')}0123456789`,
+      subject: `incident:thread-${String(i)}`,
+    });
+    return notification([t], {
+      id: `${t.id}:payments:hook`,
+      channel: 'hook',
+      createdAt: Date.now(),
+    });
+  });
+}
+
+async function harness(): Promise<DeliveryHarness> {
+  const h = await deliveryHarness();
+  cleanups.push(() => h.close());
+  return h;
+}
+
+/** A config file the threads load: this test's Redis prefix and one webhook channel. */
+async function configFile(prefix: string, rx: Receiver): Promise<string> {
+  const tmp = await tempDir();
+  cleanups.push(() => tmp.cleanup());
+  return writeConfig(tmp.dir, {
+    // Never polled: these threads only deliver.
+    upstream: { baseUrl: 'http://127.0.0.1:9' },
+    redis: { url: REDIS_URL, prefix },
+    channels: { hook: webhookChannel(rx.url) },
+    subscriptions: [],
+  });
+}
+
+describe('worker threads', () => {
+  it('a delivery thread killed mid-batch is started again; its batch is taken over, each delivery answered once', async () => {
+    expect(existsSync(fileURLToPath(ENTRY)), 'run "npm run build" first').toBe(true);
+    const h = await harness();
+    const answered: string[] = [];
+    const held = deliveries(5)[2]!.id;
+    let heldOnce = false;
+    // The first send of one delivery is held open: the thread sending it dies meanwhile.
+    const rx = await startReceiver((req) => {
+      const id = webhookIdOf(req) ?? '';
+      if (id === held && !heldOnce) {
+        heldOnce = true;
+        return { status: 200, hang: true };
+      }
+      answered.push(id);
+      return { status: 200 };
+    }, '/hooks/statuswatch');
+    cleanups.push(() => rx.close());
+    const metrics = createMetrics();
+    const threads = new ThreadSupervisor({
+      entry: ENTRY,
+      specs: [{ name: 'deliver-1', roles: ['deliver'] }],
+      configFile: await configFile(h.tr.prefix, rx),
+      pretty: false,
+      logLevel: 'silent',
+      log: silentLogger(),
+      metrics,
+      deliveryLockMs: 2_000,
+      restartDelayMs: 100,
+    });
+    cleanups.push(() => threads.stop());
+    threads.start();
+    await waitFor(async () => (await threads.readiness())['deliver-1'], {
+      timeoutMs: 15_000,
+      what: 'the delivery thread to be ready',
+    });
+
+    const batch = deliveries(5);
+    await h.queue.enqueue(batch);
+    // Killed while it sends the held one, the others answered and marked sent (a kill between a
+    // receiver's answer and the mark would send that one again, with the same webhook-id:
+    // docs/guarantees.md).
+    const others = batch.filter((n) => n.id !== held);
+    await waitFor(
+      async () =>
+        heldOnce &&
+        (await Promise.all(others.map((n) => h.queue.state(n.id)))).every((s) => s === 'sent'),
+      { timeoutMs: 15_000, what: 'the held send in flight and the others marked sent' },
+    );
+    expect(await h.queue.state(held)).toBe('sending');
+    await threads.kill('deliver-1');
+
+    // Started again, it takes the batch over once the dead thread's lock lapses.
+    const ids = batch.map((n) => n.id).sort();
+    await waitFor(() => answered.length >= 5 && [...answered].sort().join() === ids.join(), {
+      timeoutMs: 20_000,
+      what: `every delivery answered (have ${String(answered.length)})`,
+    });
+    expect(
+      await metrics.registry.getSingleMetricAsString('statuswatch_thread_restarts_total'),
+    ).toContain('statuswatch_thread_restarts_total{thread="deliver-1"} 1');
+    // Each webhook-id answered once; the one the dead thread held was sent again, the same id.
+    expect([...answered].sort()).toEqual(ids);
+    const sends = rx.received.map(webhookIdOf);
+    expect(sends.filter((id) => id === held)).toHaveLength(2);
+    expect(await threads.readiness()).toEqual({ 'deliver-1': true });
+  }, 60_000);
+});
