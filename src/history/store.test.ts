@@ -203,6 +203,49 @@ describe('service history', () => {
     }
   });
 
+  it('writes the samples and latest records of a big SLA or scores cycle, over several script calls', async () => {
+    // 1,200 services: three calls of 500 (SAMPLE_SERVICES_PER_CALL), the last one short.
+    const feeds = Array.from({ length: 1_200 }, (_, i) => `s${String(i)}`);
+    await store.record(
+      sla(
+        T0,
+        feeds.map((f, i) => [f, i / 100]),
+      ),
+      watched,
+    );
+    await store.record(
+      scores(T0 + HOUR_MS, [...feeds.map((f, i): [string, number] => [f, i]), ['ignored', 1]]),
+      watched,
+    );
+    for (const i of [0, 499, 500, 1_199]) {
+      const feedId = `s${String(i)}`;
+      expect(await store.samples(feedId, 'sla', T0 - DAY_MS)).toEqual([[T0, i / 100]]);
+      expect(await store.samples(feedId, 'score', T0 - DAY_MS)).toEqual([[T0 + HOUR_MS, i]]);
+      const latest = await store.latest([feedId]);
+      expect(latest.sla.get(feedId)).toEqual({
+        margin: i / 100,
+        target: 99.9,
+        uptime30d: 99.9 + i / 100,
+        status: 'met',
+        at: T0,
+      });
+      expect(latest.score.get(feedId)).toEqual({ score: i, grade: 'A', at: T0 + HOUR_MS });
+      for (const [series, r, days] of [
+        ['sla', 'h', 30],
+        ['sla', 'd', 90],
+        ['score', 'h', 30],
+        ['score', 'd', 90],
+      ] as const) {
+        const ttl = await tr.redis.pttl(tr.keys.key('hist', series, r, feedId));
+        expect(ttl).toBeGreaterThan(days * DAY_MS);
+        expect(ttl).toBeLessThanOrEqual((days + 1) * DAY_MS);
+      }
+    }
+    expect(await tr.redis.hlen(tr.keys.key('hist', 'latest', 'sla'))).toBe(1_200);
+    expect(await tr.redis.hlen(tr.keys.key('hist', 'latest', 'score'))).toBe(1_200);
+    expect(await store.samples('ignored', 'score', 0)).toEqual([]);
+  });
+
   it('watchedBy: feedIds, "*" and categories', async () => {
     const categories = {
       load: () => Promise.resolve(),

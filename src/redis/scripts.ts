@@ -88,6 +88,14 @@ const SPECS = {
     readonly string[],
     number
   >('history-append'),
+  historySamples: script<
+    // the latest records' hash, then per service its sorted set of each resolution
+    readonly string[],
+    // resolutions r, per resolution: bucket start, exclusive oldest bound, TTL ms; then per
+    // service: feedId, latest record, a member per resolution
+    readonly string[],
+    number
+  >('history-samples'),
   ledgerHandOff: script<
     // the ledger key, then the indexes of its lifecycles (none, one or more)
     readonly string[],
