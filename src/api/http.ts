@@ -263,7 +263,7 @@ export class ApiHttp {
           );
         }
         const preview = redactText(
-          renderForChannel(event, name, config, this.now()),
+          renderForChannel(event, name, config, this.now(), store.publicUrl()),
           channelSecrets(config),
         );
         return { status: 200, body: { channel: name, event, preview } };

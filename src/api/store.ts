@@ -88,6 +88,8 @@ export interface ConfigView {
   subscriptions: readonly SubscriptionConfig[];
   /** `server.quotas` (default: `DEFAULT_QUOTAS`). */
   quotas?: QuotasConfig | undefined;
+  /** `server.publicUrl`: a channel's preview shows the console links a delivery would carry. */
+  publicUrl?: string | undefined;
 }
 
 export interface ApiStoreOptions {
@@ -401,6 +403,11 @@ export class ApiStore {
     if (fromConfig !== undefined) return configChannelView(name, fromConfig);
     const stored = await this.storedChannel(actor, name);
     return storedChannelView(stored);
+  }
+
+  /** `server.publicUrl` of the config (previews print the console links deliveries carry). */
+  publicUrl(): string | undefined {
+    return this.o.config().publicUrl;
   }
 
   /** A channel the actor may use, decrypted and parsed (test, preview). */

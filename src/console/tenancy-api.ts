@@ -157,7 +157,7 @@ export function tenancySelfService(api: TenancyApi, redis: RedisClient, keys: Ke
             "a team can preview its own team's channels only; config-file channels are previewed by an admin",
           );
         return redactText(
-          renderForChannel(event, name, config, Date.now()),
+          renderForChannel(event, name, config, Date.now(), api.store.publicUrl()),
           channelSecrets(config),
         );
       }),
