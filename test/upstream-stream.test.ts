@@ -11,7 +11,9 @@ import { createUpstreamClient, type UpstreamClient } from '../src/upstream/clien
 import { UpstreamError } from '../src/upstream/errors.js';
 import {
   normalizeIncidentList,
+  normalizeScoreReport,
   normalizeServiceList,
+  normalizeSlaReport,
   normalizeStatusSnapshot,
 } from '../src/upstream/normalize.js';
 import * as fx from './upstream-fixtures.js';
@@ -115,6 +117,53 @@ describe('streamed list bodies', () => {
     if (!svcWhole.ok) throw new Error(svcWhole.problem);
     expect(svc.skipped).toBe(1);
     expect(svc.data).toEqual(svcWhole.value);
+  });
+
+  it('SLA and scores reports in small pieces: their lists streamed, read as the whole-body normalizers read them', async () => {
+    const sla = {
+      meta: { note: 'before data' },
+      success: true,
+      data: {
+        services: [
+          ...fx.sla.data.services,
+          { feedId: 'no-margin', sla_target: 99, uptime_30d: 99, status: 'met' },
+          null,
+          { ...fx.sla.data.services[0], margin: 0.07 }, // stripe twice: both dropped
+        ],
+        summary: fx.sla.data.summary,
+      },
+    };
+    serveInPieces('/api/v1/sla', sla, 5);
+    const slaRes = await client.sla();
+    const slaWhole = normalizeSlaReport(sla.data);
+    if (!slaWhole.ok) throw new Error(slaWhole.problem);
+    expect(slaRes.skipped).toBe(4);
+    expect(slaRes.data).toEqual(slaWhole.value);
+    expect(slaRes.data.summary).toEqual(fx.slaExpected.summary);
+    expect(slaRes.data.services.map((r) => r.feedId)).toEqual(['github', 'zoom', 'slack']);
+    expect(slaRes.words?.counts).toEqual(slaWhole.words?.counts);
+
+    const scores = {
+      success: true,
+      data: { ...fx.scores.data, scores: [...fx.scores.data.scores, { feedId: 'x' }, 'junk'] },
+    };
+    serveInPieces('/api/v1/scores', scores, 3);
+    const scoresRes = await client.scores();
+    const scoresWhole = normalizeScoreReport(scores.data);
+    if (!scoresWhole.ok) throw new Error(scoresWhole.problem);
+    expect(scoresRes.skipped).toBe(2);
+    expect(scoresRes.data).toEqual(scoresWhole.value);
+    expect(scoresRes.data).toEqual(fx.scoresExpected);
+
+    // A list that is not one is the same bad envelope as before.
+    serveInPieces('/api/v1/sla', { success: true, data: { summary: {}, services: 5 } }, 4);
+    const err = await client.sla().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).code).toBe('upstream_bad_envelope');
+    expect((err as UpstreamError).message).toContain('sla: services');
   });
 
   it('a body cut off in the middle of a row is a bad envelope, not a partial list', async () => {

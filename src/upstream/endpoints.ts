@@ -29,7 +29,9 @@ import {
   normalizeSlaReport,
   normalizeStatusSnapshot,
   incidentListCollector,
+  scoreReportCollector,
   serviceListCollector,
+  slaReportCollector,
   statusSnapshotCollector,
   type JsonValue,
   type Normalized,
@@ -95,6 +97,19 @@ function list<T>(
   };
 }
 
+/**
+ * A report endpoint (`data` an object with a summary and a list): the rows of its `rowsIn` list
+ * streamed into `rows()`, its summary parsed whole. The lists of 20,000 services are 2–3 MB of
+ * JSON; parsed whole, the body's text and parse tree were alive together with the model.
+ */
+function report<T>(
+  n: (data: unknown) => Normalized<T>,
+  rowsIn: string,
+  rows: () => RowCollector<T>,
+): Reader<T> {
+  return { normalize: (env) => n(env.data), rows, rowsIn };
+}
+
 /** A single-object endpoint: its `data` normalized whole. */
 function one<T>(n: (data: unknown) => Normalized<T>): Reader<T> {
   return { normalize: (env) => n(env.data) };
@@ -153,7 +168,7 @@ export function createEndpoints(transport: Transport): UpstreamEndpoints {
     sla: (q = {}) =>
       get(
         () => ({ path: '/sla', route: '/sla', query: { month: q.month } }),
-        one(normalizeSlaReport),
+        report(normalizeSlaReport, 'services', slaReportCollector),
       ),
     serviceSla: (feedId, q = {}) =>
       get(
@@ -163,7 +178,7 @@ export function createEndpoints(transport: Transport): UpstreamEndpoints {
     scores: (q = {}) =>
       get(
         () => ({ path: '/scores', route: '/scores', query: { month: q.month } }),
-        one(normalizeScoreReport),
+        report(normalizeScoreReport, 'scores', scoreReportCollector),
       ),
     serviceScores: (feedId, q = {}) =>
       get(

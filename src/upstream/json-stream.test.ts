@@ -8,7 +8,7 @@ interface Outcome {
 }
 
 /** Feeds `body` in the given pieces and collects what the parser hands on. */
-function feed(pieces: readonly Buffer[], sink = true): Outcome {
+function feed(pieces: readonly Buffer[], sink = true, rowsIn: string | null = null): Outcome {
   let rows: unknown[] = [];
   let starts = 0;
   const parser = new EnvelopeStreamParser(
@@ -21,6 +21,8 @@ function feed(pieces: readonly Buffer[], sink = true): Outcome {
           row: (value) => rows.push(value),
         }
       : null,
+    null,
+    rowsIn,
   );
   for (const piece of pieces) parser.write(piece);
   return { parsed: parser.end(), rows, starts };
@@ -51,6 +53,24 @@ function reference(text: string): { value: unknown; rows: unknown[] | null } {
 /** The outcome as one comparable value: the envelope with its rows put back. */
 function reassembled(o: Outcome): unknown {
   return o.parsed.rowList ? { ...(o.parsed.value as object), data: o.rows } : o.parsed.value;
+}
+
+/** The same for rows streamed from `data[rowsIn]`: they go back there (after data's other members). */
+function reassembledIn(o: Outcome, rowsIn: string): unknown {
+  if (!o.parsed.rowList) return o.parsed.value;
+  const env = o.parsed.value as Record<string, unknown>;
+  const data = env.data as Record<string, unknown>;
+  expect(data).not.toHaveProperty(rowsIn);
+  return { ...env, data: { ...data, [rowsIn]: o.rows } };
+}
+
+/** What JSON.parse reads, with the keys of `data` sorted (the parser puts the streamed list last). */
+function sortedData(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const env = value as Record<string, unknown>;
+  const data = env.data;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return value;
+  return { ...env, data: Object.fromEntries(Object.entries(data)) };
 }
 
 const TRICKY = Buffer.from(
@@ -189,6 +209,117 @@ describe('EnvelopeStreamParser', () => {
       } else {
         accepted += 1;
         expect(reassembled(feed(cutAt(body, [cut]))), text).toEqual(expected.value);
+      }
+    }
+    expect(accepted).toBeGreaterThan(100);
+  });
+
+  it('with rowsIn, streams the list of that member of a `data` object and parses the rest whole', () => {
+    const body = Buffer.from(
+      '{"success":true,"data":{"summary":{"services_tracked":3,"x":[1,{"y":"]}"}]},' +
+        '"services":[{"feedId":"a\\"b","margin":0.5},{"feedId":"c","nested":{"k":[1,2]}},"odd",null],' +
+        '"after":"}"},"meta":{"total":3}}',
+    );
+    const ref = JSON.parse(body.toString('utf8')) as { data: { services: unknown[] } };
+    const out = feed([body], true, 'services');
+    expect(out.parsed.rowList).toBe(true);
+    expect(out.parsed.rows).toBe(4);
+    expect(out.starts).toBe(1);
+    expect(out.rows).toEqual(ref.data.services);
+    expect(out.parsed.value).toEqual({
+      success: true,
+      data: { summary: { services_tracked: 3, x: [1, { y: ']}' }] }, after: '}' },
+      meta: { total: 3 },
+    });
+    const whole = reassembledIn(out, 'services');
+    expect(whole).toEqual(ref);
+    for (let a = 1; a < body.length; a++) {
+      expect(
+        reassembledIn(feed(cutAt(body, [a]), true, 'services'), 'services'),
+        `split at ${a}`,
+      ).toEqual(ref);
+      for (let b = a + 7; b < body.length; b += 11) {
+        expect(
+          reassembledIn(feed(cutAt(body, [a, b]), true, 'services'), 'services'),
+          `cut at ${a}, ${b}`,
+        ).toEqual(ref);
+      }
+    }
+    // Without the member, or `data` a list or a scalar: parsed whole, no rows.
+    for (const text of [
+      '{"success":true,"data":{"summary":{}}}',
+      '{"success":true,"data":{"services":{"a":1}}}',
+      '{"success":true,"data":[{"feedId":"a"}]}',
+      '{"success":true,"data":null}',
+      '{"success":true,"data":{}}',
+    ]) {
+      const o = feed(cutAt(Buffer.from(text), [9]), true, 'services');
+      expect(o.parsed.rowList, text).toBe(false);
+      expect(o.parsed.value, text).toEqual(JSON.parse(text));
+    }
+  });
+
+  it('with rowsIn, follows JSON.parse on duplicate keys, in `data` and of `data`', () => {
+    const twice = feed(
+      [Buffer.from('{"data":{"services":[1,2],"summary":1,"services":[3]},"success":true}')],
+      true,
+      'services',
+    );
+    expect(twice.rows).toEqual([3]);
+    expect(twice.starts).toBe(2);
+    expect(twice.parsed.value).toEqual({ data: { summary: 1 }, success: true });
+    for (const text of [
+      '{"data":{"services":[1,2],"services":null}}',
+      '{"data":{"services":[1,2]},"data":{"summary":2}}',
+      '{"data":{"services":[1,2]},"data":[5]}',
+      '{"data":{"services":null,"services":[4]}}',
+      '{"data":{"summary":0},"data":{"services":[6],"summary":1}}',
+      '{"data":{"__proto__":{"polluted":true},"services":[7]}}',
+    ]) {
+      const o = feed([Buffer.from(text)], true, 'services');
+      expect(sortedData(reassembledIn(o, 'services')), text).toEqual(sortedData(JSON.parse(text)));
+    }
+    const proto = feed(
+      [Buffer.from('{"data":{"__proto__":{"polluted":true},"services":[]}}')],
+      true,
+      'services',
+    );
+    const data = (proto.parsed.value as { data: object }).data;
+    expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    expect(data).toHaveProperty('__proto__', { polluted: true });
+  });
+
+  it('with rowsIn, accepts exactly what JSON.parse accepts, and reads it the same (mutated bodies)', () => {
+    const base =
+      '{"success":true,"data":{"summary":{"n":1},"services":[{"feedId":"a","n":[1,{"k":"v\\"]"}]},"b",3],"z":{}},"meta":{}}';
+    const alphabet = ['{', '}', '[', ']', ',', ':', '"', '\\', ' ', '1', 'a', 'n'];
+    let seed = 11;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let accepted = 0;
+    for (let i = 0; i < 3000; i++) {
+      const pos = rand(base.length);
+      const ch = alphabet[rand(alphabet.length)] ?? '';
+      const text =
+        rand(2) === 0
+          ? base.slice(0, pos) + ch + base.slice(pos)
+          : base.slice(0, pos) + base.slice(pos + 1);
+      let expected: { value: unknown } | null;
+      try {
+        expected = { value: JSON.parse(text) as unknown };
+      } catch {
+        expected = null;
+      }
+      const body = Buffer.from(text);
+      const cut = 1 + rand(Math.max(1, body.length - 1));
+      if (expected === null) {
+        expect(() => feed(cutAt(body, [cut]), true, 'services'), text).toThrow(JsonStreamError);
+      } else {
+        accepted += 1;
+        const o = feed(cutAt(body, [cut]), true, 'services');
+        expect(sortedData(reassembledIn(o, 'services')), text).toEqual(sortedData(expected.value));
       }
     }
     expect(accepted).toBeGreaterThan(100);

@@ -4,7 +4,9 @@
  * of its rows is handed to the caller as soon as its last byte is in, parsed on its own with
  * `JSON.parse`, so at most one row's text and one row's value are alive at a time besides what
  * the caller keeps. The other top-level values (`success`, `meta`, `error`, anything else, or a
- * `data` that is not a list) are small and parsed whole.
+ * `data` that is not a list) are small and parsed whole. Where the list is a member of a `data`
+ * object (`{"summary":…,"services":[…]}` of /sla and /scores: `rowsIn`), that member is streamed
+ * the same way and `data`'s other members are parsed whole.
  *
  * Only the structure of the top-level object and of the `data` list is scanned here (bytes,
  * strings with their escapes, brackets); every value, row or not, is validated by `JSON.parse`,
@@ -43,10 +45,14 @@ export interface RowSink {
 export interface ParsedEnvelope {
   /**
    * The top-level value as `JSON.parse` reads it, except that a `data` list whose rows went to
-   * the sink is left out (`rowList` true).
+   * the sink is left out (`rowList` true); with `rowsIn`, `data` is there, without its member
+   * list that went to the sink.
    */
   value: unknown;
-  /** True when the top-level value is an object whose (last) `data` is a list streamed to the sink. */
+  /**
+   * True when the top-level value is an object whose (last) `data` is a list streamed to the
+   * sink (with `rowsIn`: an object whose last `rowsIn` member is).
+   */
   rowList: boolean;
   /** Rows handed to the sink (of the last `data` list). */
   rows: number;
@@ -69,7 +75,11 @@ function isSpace(b: number): boolean {
 const TO_KEY = 0;
 const TO_VALUE = 1;
 const TO_ROW = 2;
-type Target = typeof TO_KEY | typeof TO_VALUE | typeof TO_ROW;
+/** A key, and its value, of the `data` object whose member list is streamed (`rowsIn`). */
+const TO_DATA_KEY = 3;
+const TO_DATA_VALUE = 4;
+type Target =
+  typeof TO_KEY | typeof TO_VALUE | typeof TO_ROW | typeof TO_DATA_KEY | typeof TO_DATA_VALUE;
 
 /** What is being captured. */
 const CAP_CONTAINER = 0;
@@ -90,6 +100,12 @@ const S_ROW = 8; // after `,` in the `data` list
 const S_ROWS_NEXT = 9; // after a row: `,` or `]`
 const S_DONE = 10; // after the top-level `}`: whitespace only
 const S_CAPTURE = 11;
+// Inside the `data` object, with `rowsIn`:
+const S_DATA_KEY_OR_END = 12; // after its `{`
+const S_DATA_KEY = 13; // after `,`
+const S_DATA_COLON = 14;
+const S_DATA_VALUE = 15;
+const S_DATA_NEXT = 16; // after one of its values: `,` or `}`
 
 const BOM = [0xef, 0xbb, 0xbf] as const;
 
@@ -121,14 +137,22 @@ export class EnvelopeStreamParser {
   /** With a memo: where each row of the run starts and ends (pairs). */
   private runBounds: number[] = [];
   private readonly memo: RowMemo | null;
+  /** With `rowsIn`: the `data` object read so far (its streamed list left out), and its key. */
+  private dataObject: Record<string, unknown> = {};
+  private dataKey = '';
+  /** The state after the streamed list's `]`. */
+  private afterRows = S_OBJ_NEXT;
 
   /**
    * `sink` null: a `data` list is parsed whole like any other value. With a `memo` (and a sink
    * that takes `again`), rows byte-identical to one of the previous response are not parsed.
+   * With `rowsIn`, the streamed list is not `data` itself but its member `rowsIn` when `data`
+   * is an object (`{"summary":…,"services":[…]}`); `data`'s other members are parsed whole.
    */
   constructor(
     private readonly sink: RowSink | null,
     memo: RowMemo | null = null,
+    private readonly rowsIn: string | null = null,
   ) {
     this.memo = sink?.again === undefined ? null : memo;
   }
@@ -215,18 +239,57 @@ export class EnvelopeStreamParser {
           i += 1;
           continue;
         case S_VALUE:
-          if (this.key === 'data' && b === LBRACKET && this.sink !== null) {
-            this.rowList = true;
-            this.rows = 0;
-            delete this.envelope.data;
-            this.memo?.begin();
-            this.sink.start();
-            this.state = S_ROW_OR_END;
+          if (this.key === 'data' && this.sink !== null) {
+            if (this.rowsIn === null && b === LBRACKET) {
+              delete this.envelope.data;
+              this.startRows(this.sink, S_OBJ_NEXT);
+              i += 1;
+              continue;
+            }
+            if (this.rowsIn !== null && b === LBRACE) {
+              // A `data` seen again reads as itself only: no rows until its list comes.
+              this.rowList = false;
+              this.dataObject = {};
+              delete this.envelope.data;
+              this.state = S_DATA_KEY_OR_END;
+              i += 1;
+              continue;
+            }
+          }
+          capStart = i;
+          this.beginValue(b, TO_VALUE, base + i);
+          continue;
+        case S_DATA_KEY_OR_END:
+        case S_DATA_KEY:
+          if (b === RBRACE && this.state === S_DATA_KEY_OR_END) {
+            this.endData();
+            i += 1;
+            continue;
+          }
+          if (b !== QUOTE) throw this.error('expected a key', base + i);
+          capStart = i;
+          this.begin(CAP_STRING, TO_DATA_KEY);
+          continue;
+        case S_DATA_COLON:
+          if (b !== COLON) throw this.error('expected a colon', base + i);
+          this.state = S_DATA_VALUE;
+          i += 1;
+          continue;
+        case S_DATA_VALUE:
+          if (this.dataKey === this.rowsIn && b === LBRACKET && this.sink !== null) {
+            Reflect.deleteProperty(this.dataObject, this.dataKey);
+            this.startRows(this.sink, S_DATA_NEXT);
             i += 1;
             continue;
           }
           capStart = i;
-          this.beginValue(b, TO_VALUE, base + i);
+          this.beginValue(b, TO_DATA_VALUE, base + i);
+          continue;
+        case S_DATA_NEXT:
+          if (b === COMMA) this.state = S_DATA_KEY;
+          else if (b === RBRACE) this.endData();
+          else throw this.error('expected , or }', base + i);
+          i += 1;
           continue;
         case S_OBJ_NEXT:
           if (b === COMMA) this.state = S_KEY;
@@ -237,7 +300,7 @@ export class EnvelopeStreamParser {
         case S_ROW_OR_END:
         case S_ROW:
           if (b === RBRACKET && this.state === S_ROW_OR_END) {
-            this.state = S_OBJ_NEXT;
+            this.state = this.afterRows;
             i += 1;
             continue;
           }
@@ -256,7 +319,7 @@ export class EnvelopeStreamParser {
             this.state = S_ROW;
           } else if (b === RBRACKET) {
             this.flushRun(chunk);
-            this.state = S_OBJ_NEXT;
+            this.state = this.afterRows;
           } else {
             throw this.error('expected , or ]', base + i);
           }
@@ -280,6 +343,23 @@ export class EnvelopeStreamParser {
     if (this.state !== S_DONE) throw this.error('unexpected end of JSON input');
     if (this.rowList) this.memo?.commit();
     return { value: this.envelope, rowList: this.rowList, rows: this.rows };
+  }
+
+  /** A streamed list starts (`[` read); `after`: the state once its `]` is read. */
+  private startRows(sink: RowSink, after: number): void {
+    this.rowList = true;
+    this.rows = 0;
+    this.afterRows = after;
+    this.memo?.begin();
+    sink.start();
+    this.state = S_ROW_OR_END;
+  }
+
+  /** The `data` object (with `rowsIn`) ends: it is the envelope's `data`. */
+  private endData(): void {
+    define(this.envelope, 'data', this.dataObject);
+    this.dataObject = {};
+    this.state = S_OBJ_NEXT;
   }
 
   private error(what: string, at = this.bytes): JsonStreamError {
@@ -396,13 +476,18 @@ export class EnvelopeStreamParser {
         return;
       case TO_VALUE:
         if (this.key === 'data') this.rowList = false;
-        Object.defineProperty(this.envelope, this.key, {
-          value,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        });
+        define(this.envelope, this.key, value);
         this.state = S_OBJ_NEXT;
+        return;
+      case TO_DATA_KEY:
+        this.dataKey = value as string;
+        this.state = S_DATA_COLON;
+        return;
+      case TO_DATA_VALUE:
+        // The last one wins, as in JSON.parse: a list member seen before is overridden.
+        if (this.dataKey === this.rowsIn) this.rowList = false;
+        define(this.dataObject, this.dataKey, value);
+        this.state = S_DATA_NEXT;
         return;
       case TO_ROW: {
         this.rows += 1;
@@ -481,6 +566,16 @@ export class EnvelopeStreamParser {
       i += 2;
     }
   }
+}
+
+/** Sets `key` as JSON.parse does: an own property, even `__proto__`. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
 }
 
 function parse(text: string): unknown {

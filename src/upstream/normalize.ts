@@ -83,7 +83,11 @@ export interface RowCollector<T> {
    * per-row work is a pure function of the row have it.
    */
   again?(result: unknown): void;
-  finish(meta: unknown): Normalized<T>;
+  /**
+   * `data`: the envelope's `data` for rows streamed from a member list of it (`Reader.rowsIn`),
+   * with that list empty.
+   */
+  finish(meta: unknown, data?: unknown): Normalized<T>;
 }
 
 /** Feeds `data` (when it is a list) to `collector`. */
@@ -131,26 +135,6 @@ function describeIssues(error: z.ZodError): string {
     .slice(0, 3)
     .map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`)
     .join('; ');
-}
-
-/** Parses each row, skipping (and counting) the ones that fail. */
-function mapRows<W, T>(
-  rows: readonly unknown[],
-  parse: (row: unknown) => { success: true; data: W } | { success: false },
-  build: (wire: W, raw: Record<string, unknown>) => T,
-): { items: T[]; skipped: number } {
-  const items: T[] = [];
-  let skipped = 0;
-  for (const row of rows) {
-    if (!isRecord(row)) {
-      skipped++;
-      continue;
-    }
-    const parsed = parse(row);
-    if (parsed.success) items.push(build(parsed.data, row));
-    else skipped++;
-  }
-  return { items, skipped };
 }
 
 function asList(
@@ -601,35 +585,52 @@ function buildSla(w: WireSlaRecord): SlaRecord {
   };
 }
 
+/**
+ * The rows of GET /sla's `data.services`, one at a time; `finish` gets `data` (its summary) with
+ * an empty `services`.
+ */
+export function slaReportCollector(): RowCollector<SlaReport> {
+  const items: SlaRecord[] = [];
+  const words = new WordCounts();
+  let skipped = 0;
+  return {
+    add(row) {
+      const parsed = isRecord(row) ? slaRecordSchema.safeParse(row) : undefined;
+      if (parsed?.success !== true) {
+        skipped += 1;
+        return;
+      }
+      words.add('sla.status', parsed.data.status);
+      items.push(buildSla(parsed.data));
+    },
+    finish(_meta, data) {
+      const parsed = slaDataSchema.safeParse(data);
+      if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
+      const distinct = withoutRepeatedFeeds(items);
+      const s = parsed.data.summary;
+      return {
+        ok: true,
+        value: {
+          summary: {
+            servicesTracked: s?.services_tracked ?? null,
+            complianceRate: s?.compliance_rate ?? null,
+            servicesBreachingSla: s?.services_breaching_sla ?? null,
+          },
+          services: distinct.rows,
+        },
+        skipped: skipped + distinct.dropped,
+        words,
+      };
+    },
+  };
+}
+
 export function normalizeSlaReport(data: unknown): Normalized<SlaReport> {
   const parsed = slaDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
-  const words = new WordCounts();
-  const mapped = mapRows(
-    parsed.data.services,
-    (r) => slaRecordSchema.safeParse(r),
-    (w) => {
-      words.add('sla.status', w.status);
-      return buildSla(w);
-    },
-  );
-  const distinct = withoutRepeatedFeeds(mapped.items);
-  const items = distinct.rows;
-  const skipped = mapped.skipped + distinct.dropped;
-  const s = parsed.data.summary;
-  return {
-    ok: true,
-    value: {
-      summary: {
-        servicesTracked: s?.services_tracked ?? null,
-        complianceRate: s?.compliance_rate ?? null,
-        servicesBreachingSla: s?.services_breaching_sla ?? null,
-      },
-      services: items,
-    },
-    skipped,
-    words,
-  };
+  const collector = slaReportCollector();
+  for (const row of parsed.data.services) collector.add(row);
+  return collector.finish(undefined, { ...parsed.data, services: [] });
 }
 
 export function normalizeSlaRecord(data: unknown): Normalized<SlaRecord> {
@@ -658,26 +659,46 @@ function buildScore(w: WireScoreRecord): ScoreRecord {
   };
 }
 
+/**
+ * The rows of GET /scores' `data.scores`, one at a time; `finish` gets `data` (its summary) with
+ * an empty `scores`.
+ */
+export function scoreReportCollector(): RowCollector<ScoreReport> {
+  const items: ScoreRecord[] = [];
+  let skipped = 0;
+  return {
+    add(row) {
+      const parsed = isRecord(row) ? scoreRecordSchema.safeParse(row) : undefined;
+      if (parsed?.success === true) items.push(buildScore(parsed.data));
+      else skipped += 1;
+    },
+    finish(_meta, data) {
+      const parsed = scoreDataSchema.safeParse(data);
+      if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
+      const distinct = withoutRepeatedFeeds(items);
+      const s = parsed.data.summary;
+      return {
+        ok: true,
+        value: {
+          summary: {
+            servicesScored: s?.services_scored ?? null,
+            avgScore: s?.avg_score ?? null,
+            topService: s?.top_service ?? null,
+          },
+          scores: distinct.rows,
+        },
+        skipped: skipped + distinct.dropped,
+      };
+    },
+  };
+}
+
 export function normalizeScoreReport(data: unknown): Normalized<ScoreReport> {
   const parsed = scoreDataSchema.safeParse(data);
   if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
-  const mapped = mapRows(parsed.data.scores, (r) => scoreRecordSchema.safeParse(r), buildScore);
-  const distinct = withoutRepeatedFeeds(mapped.items);
-  const items = distinct.rows;
-  const skipped = mapped.skipped + distinct.dropped;
-  const s = parsed.data.summary;
-  return {
-    ok: true,
-    value: {
-      summary: {
-        servicesScored: s?.services_scored ?? null,
-        avgScore: s?.avg_score ?? null,
-        topService: s?.top_service ?? null,
-      },
-      scores: items,
-    },
-    skipped,
-  };
+  const collector = scoreReportCollector();
+  for (const row of parsed.data.scores) collector.add(row);
+  return collector.finish(undefined, { ...parsed.data, scores: [] });
 }
 
 export function normalizeScoreRecord(data: unknown): Normalized<ScoreRecord> {

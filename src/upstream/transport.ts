@@ -67,11 +67,16 @@ export interface Endpoint {
 /**
  * How a 2xx body becomes the model: `normalize` gets the envelope as parsed; with `rows`, a `data`
  * list is not parsed into the envelope but streamed row by row into a fresh collector (see
- * `json-stream.ts`), whose `finish` then gets the envelope's `meta`.
+ * `json-stream.ts`), whose `finish` then gets the envelope's `meta` (and its `data`).
  */
 export interface Reader<T> {
   normalize: (env: WireEnvelope) => Normalized<T>;
   rows?: () => RowCollector<T>;
+  /**
+   * The rows are the list of this member of a `data` object, not `data` itself; `finish` gets
+   * `data` with an empty list there.
+   */
+  rowsIn?: string;
   /** The rows of this endpoint's last response (its collectors take `again`). */
   memo?: RowMemo;
 }
@@ -189,6 +194,7 @@ function bodyParser<T>(reader: Reader<T>): {
           again: (result) => collector?.again?.(result),
         },
     reader.memo ?? null,
+    reader.rowsIn ?? null,
   );
   return { parser, rows: () => collector };
 }
@@ -309,6 +315,19 @@ function statusFailure(
   });
 }
 
+/** `data` of a parsed envelope whose list was streamed, with an empty list in its place. */
+function streamedData(data: unknown, rowsIn: string | undefined): unknown {
+  if (rowsIn === undefined || !isPlainObject(data)) return [];
+  const out = { ...data };
+  Object.defineProperty(out, rowsIn, {
+    value: [],
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return out;
+}
+
 /** The model a parsed 2xx envelope holds (its streamed rows in `rows`, when a `data` list). */
 function decodeEnvelope<T>(
   call: Call,
@@ -320,7 +339,9 @@ function decodeEnvelope<T>(
 ): UpstreamResult<T> {
   // The rows of a streamed `data` list are in the collector; the envelope check sees a list.
   const body =
-    parsed.rowList && isPlainObject(parsed.value) ? { ...parsed.value, data: [] } : parsed.value;
+    parsed.rowList && isPlainObject(parsed.value)
+      ? { ...parsed.value, data: streamedData(parsed.value.data, reader.rowsIn) }
+      : parsed.value;
   const env = parseEnvelope(body);
   if (!env.ok) {
     throw call.fail('upstream_bad_envelope', {
@@ -333,7 +354,9 @@ function decodeEnvelope<T>(
   }
   const collector = parsed.rowList ? rows : null;
   const normalized =
-    collector === null ? reader.normalize(env.envelope) : collector.finish(env.envelope.meta);
+    collector === null
+      ? reader.normalize(env.envelope)
+      : collector.finish(env.envelope.meta, env.envelope.data);
   if (!normalized.ok) {
     throw call.fail('upstream_bad_envelope', { status, rateLimit, detail: normalized.problem });
   }
