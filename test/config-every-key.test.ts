@@ -74,6 +74,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
       slaForecast: '72h',
       scoreTrend: { points: 10, window: '7d' },
     },
+    daemon: { threads: 2, roles: ['poll', 'route', 'deliver'] },
     server: {
       port: 0,
       host: '127.0.0.1',
