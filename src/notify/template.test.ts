@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT_KINDS } from '../config/events.js';
 import { channelConfigSchema, configSchema } from '../config/schema.js';
+import { ConfigError, parseConfig } from '../config/load.js';
 import { validateChannel } from '../api/model.js';
 import { ApiError } from '../api/errors.js';
 import { renderForChannel } from '../commands/render.js';
 import { sampleTransition } from '../commands/samples.js';
 import type { Transition } from '../diff/transition.js';
 import { kindOf, type ChannelConfig } from './kinds.js';
+import { renderEpisodeParent } from './slack/app-render.js';
+import { applySlackParentTemplate } from './slack/templated.js';
 import {
   renderTemplates,
   templateProblems,
@@ -256,5 +259,409 @@ describe('every event kind on every channel kind', () => {
       subscription: { 'incident.opened': { text: 'subscription text for {{ subscription }}' } },
     });
     expect(rendered).toEqual({ title: 'channel title', text: 'subscription text for payments' });
+  });
+});
+
+// ------------------------------------------------ batch-like messages and the living message
+
+type ListKind = 'batch' | 'reminder' | 'catchup' | 'digest';
+const LIST_KINDS: readonly ListKind[] = ['batch', 'reminder', 'catchup', 'digest'];
+
+function listOf(type: ListKind, transitions: Transition[]): Notification {
+  return {
+    id: `${type}:payments:oncall`,
+    type,
+    subscription: 'payments',
+    channel: 'oncall',
+    transitions,
+    createdAt: NOW + 60_000,
+    ...(type === 'digest' ? { summary: ['SUMMARYLINE: 1 incident still open'] } : {}),
+  };
+}
+
+function two(): Transition[] {
+  return [
+    sampleTransition('incident.opened', NOW),
+    { ...sampleTransition('status.changed', NOW + 1000), id: 'status-change-1' },
+  ];
+}
+
+function preview(base: string, templates: Record<string, unknown>, n: Notification): string {
+  const config = channel(base, templates);
+  return kindOf(config).preview(n, 'oncall', config, NOW);
+}
+
+const LIST_TEMPLATE = {
+  title: 'LISTTITLE {{ kind }} {{ count }}',
+  text: 'LISTTEXT {{ event }}: {{ summary }}{% for e in events %}\n- ITEM {{ e.service.name }} {{ e.kind }} ({{ e.line }}){% endfor %}{% for l in lines %}\n{{ l }}{% endfor %}',
+};
+
+describe('batch-like templates on every channel kind', () => {
+  const templates = {
+    batch: LIST_TEMPLATE,
+    reminder: LIST_TEMPLATE,
+    catchup: LIST_TEMPLATE,
+    digest: LIST_TEMPLATE,
+    default: { title: 'EVENTTITLE {{ kind }}', text: 'EVENTTEXT {{ kind }}' },
+  };
+
+  for (const base of Object.keys(BASE)) {
+    it(`${base}: batch, reminder, catch-up and digest take their own template`, () => {
+      for (const type of LIST_KINDS) {
+        const out = preview(base, templates, listOf(type, two()));
+        const perTransition = base === 'pagerduty' || base === 'opsgenie';
+        if (perTransition && type === 'reminder') {
+          // PagerDuty and Opsgenie re-notify themselves: nothing is sent, nothing to template.
+          expect(out, `${base} ${type}`).toMatch(/^\(nothing is sent/);
+        } else if (perTransition && type !== 'digest') {
+          // One alert per transition: each takes its own kind's template, not the list's.
+          expect(out, `${base} ${type}`).not.toContain('LISTTEXT');
+          expect(out, `${base} ${type}`).toContain('EVENTTEXT incident.opened');
+          expect(out, `${base} ${type}`).toContain('EVENTTEXT status.changed');
+        } else {
+          expect(out, `${base} ${type}`).toContain(`LISTTITLE ${type} 2`);
+          expect(out, `${base} ${type}`).toContain('LISTTEXT');
+          expect(out, `${base} ${type}`).toContain('ITEM Stripe incident.opened');
+          expect(out, `${base} ${type}`).toContain('ITEM Stripe status.changed');
+          expect(out, `${base} ${type}`).not.toContain('EVENTTEXT');
+          if (type === 'digest') expect(out).toContain('SUMMARYLINE: 1 incident still open');
+        }
+      }
+    });
+  }
+
+  it('`default` shapes single events only: batch-like messages without their own key are unchanged', () => {
+    for (const base of Object.keys(BASE)) {
+      for (const type of LIST_KINDS) {
+        const n = listOf(type, two());
+        const none = kindOf(channelConfigSchema.parse(BASE[base])).preview(
+          n,
+          'oncall',
+          channelConfigSchema.parse(BASE[base]),
+          NOW,
+        );
+        const withDefault = preview(base, { default: { title: 'x', text: 'y' } }, n);
+        if (base === 'pagerduty' || base === 'opsgenie') {
+          if (type === 'digest') expect(withDefault, `${base} ${type}`).toBe(none);
+        } else {
+          expect(withDefault, `${base} ${type}`).toBe(none);
+        }
+      }
+    }
+  });
+
+  it('the list variables: title, summary, count, the digest lines, each item with its line and links', () => {
+    const n = {
+      ...listOf('reminder', two()),
+      links: {
+        console: 'https://sw.example.test/?subscription=payments',
+        silence: 'https://sw.example.test/silences',
+      },
+    };
+    const rendered = renderTemplates(n, 'plain', {
+      channel: {
+        reminder: {
+          title: '{{ title }}',
+          text: '{{ summary }} | {{ count }} | {{ time }} | {{ links.console }} | {% for e in events %}[{{ e.line }} / {{ e.incident.title | default: "-" }}]{% endfor %}',
+        },
+      },
+    });
+    expect(rendered?.title).toBe('Reminder: 2 still open for payments');
+    expect(rendered?.text).toContain(
+      'Reminder: 2 still open for payments | 2 | 2026-01-01T12:01:00.000Z',
+    );
+    expect(rendered?.text).toContain('https://sw.example.test/?subscription=payments');
+    expect(rendered?.text).toContain(
+      '[Stripe: incident opened — Elevated API error rates (open for 1m) / Elevated API error rates]',
+    );
+    expect(rendered?.text).toContain('(open for less than a minute) / -]');
+  });
+
+  it('keeps hostile upstream text inert in list templates (Slack, Teams, e-mail HTML)', () => {
+    const list = {
+      batch: {
+        title: '{{ events[0].incident.title }}',
+        text: '{% for e in events %}*{{ e.service.name }}* {{ e.incident.title }} {{ e.line }}\n{% endfor %}',
+      },
+    };
+    const n = listOf('batch', [hostile(), sampleTransition('status.changed', NOW)]);
+    const slack = renderTemplates(n, 'slack', { channel: list });
+    for (const text of [slack?.title ?? '', slack?.text ?? '']) {
+      expect(text).not.toMatch(/<[!@#]|<https?:/);
+    }
+    expect(slack?.text).toContain('&lt;!channel&gt;');
+    const slackOut = preview('slack', list, n);
+    const live = slackOut.match(/<[!@#][^>]*>|<https?:[^>]*>/g) ?? [];
+    expect(live.every((m) => m === '<!here>' || m.startsWith('<https://status'))).toBe(true);
+
+    const teams = renderTemplates(n, 'teams', { channel: list });
+    expect(teams?.text).toContain('\\<script\\>');
+    expect(teams?.text).not.toMatch(/(^|[^\\])[[<]/);
+
+    const mail = preview('email', list, n);
+    const html = mail.slice(mail.indexOf('--- text/html ---'));
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;');
+    expect(html).not.toContain('href="https://evil');
+  });
+
+  it('a runaway digest or batch template is stopped; the default is used and a warning told', () => {
+    const warnings: TemplateFailure[] = [];
+    const started = performance.now();
+    const digest = renderTemplates(listOf('digest', two()), 'slack', {
+      channel: {
+        digest: {
+          text: '{% for e in events %}{% for i in (1..100000000) %}x{% endfor %}{% endfor %}',
+        },
+        batch: { title: '{% for i in (1..500) %}0123456789{% endfor %}', text: 'ok {{ count }}' },
+      },
+      warn: (f) => warnings.push(f),
+    });
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(digest).toBeNull();
+    const batch = renderTemplates(listOf('batch', two()), 'plain', {
+      channel: {
+        batch: { title: '{% for i in (1..500) %}0123456789{% endfor %}', text: 'ok {{ count }}' },
+      },
+      warn: (f) => warnings.push(f),
+    });
+    expect(batch).toEqual({ text: 'ok 2' });
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        channel: 'oncall',
+        kind: 'digest',
+        field: 'text',
+        reason: expect.stringMatching(/limit exceeded/) as string,
+      }),
+      expect.objectContaining({
+        kind: 'batch',
+        field: 'title',
+        reason: expect.stringMatching(/over the limit of 4096/) as string,
+      }),
+    ]);
+    // The delivery's message is the default rendering.
+    const config = channel('slack', {
+      digest: {
+        text: '{% for e in events %}{% for i in (1..100000000) %}x{% endfor %}{% endfor %}',
+      },
+    });
+    const out = kindOf(config).preview(listOf('digest', two()), 'oncall', config, NOW);
+    expect(
+      out.startsWith(
+        kindOf(channelConfigSchema.parse(BASE.slack)).preview(
+          listOf('digest', two()),
+          'oncall',
+          channelConfigSchema.parse(BASE.slack),
+          NOW,
+        ),
+      ),
+    ).toBe(true);
+    expect(out).toMatch(/\(template digest text failed: .*limit exceeded.*; default rendering\)/);
+  });
+
+  it('an event of several transitions takes the batch template', () => {
+    const rendered = renderTemplates({ ...listOf('batch', two()), type: 'event' }, 'plain', {
+      channel: { batch: { text: '{{ kind }} {{ count }}' } },
+    });
+    expect(rendered).toEqual({ text: 'batch 2' });
+  });
+});
+
+describe('validation of the new keys', () => {
+  it('a list template is checked against the list variables, with the field and line', () => {
+    expect(templateProblems('{{ count }}\n{{ service.name }}', 'list')).toEqual([
+      'line 2: unknown variable "service.name"',
+    ]);
+    const result = channelConfigSchema.safeParse({
+      ...BASE.webhook,
+      templates: { digest: { text: 'ok {{ lines }}\n{{ incident.title }}' } },
+    });
+    expect(result.success).toBe(false);
+    const issue = result.error?.issues[0];
+    expect(issue?.path).toEqual(['templates', 'digest', 'text']);
+    expect(issue?.message).toBe('line 2: unknown variable "incident.title"');
+    try {
+      validateChannel({
+        ...BASE.email,
+        templates: { batch: { title: '{{ count }}', text: '{% if %}' } },
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ApiError);
+      expect(JSON.stringify((error as ApiError).issues)).toContain('templates.batch.text');
+      expect(JSON.stringify((error as ApiError).issues)).toContain('line 1');
+    }
+  });
+
+  it('`parent` is for Slack app channels only, with the episode variables', () => {
+    expect(
+      channelConfigSchema.safeParse({
+        ...BASE['slack-app'],
+        templates: {
+          parent: {
+            title: '{{ episode.heading }}',
+            text: '{{ episode.state }} {{ episode.opened }} {{ summary }}',
+          },
+        },
+      }).success,
+    ).toBe(true);
+    const bad = channelConfigSchema.safeParse({
+      ...BASE['slack-app'],
+      templates: { parent: { text: '{{ episode.status }}' } },
+    });
+    expect(bad.error?.issues[0]?.message).toMatch(
+      /^line 1: unknown variable "episode.status" \(episode has: state, opened, heading\)/,
+    );
+    const webhook = channelConfigSchema.safeParse({
+      ...BASE.slack,
+      templates: { parent: { text: 'x' } },
+    });
+    expect(webhook.error?.issues.map((i) => [i.path, i.message])).toEqual([
+      [['templates', 'parent'], expect.stringMatching(/^only for a Slack app/)],
+    ]);
+    const email = channelConfigSchema.safeParse({
+      ...BASE.email,
+      templates: { parent: { text: 'x' } },
+    });
+    expect(email.success).toBe(false);
+    expect(JSON.stringify(email.error?.issues)).toContain('parent');
+  });
+
+  const yaml = (templates: string, channelsYaml = '') => `
+upstream: { baseUrl: "https://status.example.test" }
+redis: { url: "redis://127.0.0.1:6379" }
+channels:
+  oncall: { type: webhook, url: "https://hooks.example.test/sw", secret: "whsec_${Buffer.from('statuswatch-test-signing-key-32b').toString('base64')}" }
+  chat: { type: slack, webhookUrl: "https://hooks.slack.test/services/T0/B0/x" }
+${channelsYaml}
+subscriptions:
+  - name: payments
+    services: [stripe]
+    channels: [oncall]
+    templates:
+${templates}
+`;
+
+  it('a subscription template for a channel it does not deliver to (or that does not exist) is refused at load', () => {
+    expect(() =>
+      parseConfig(yaml('      oncall: { digest: { text: "{{ count }}" } }'), {}),
+    ).not.toThrow();
+    for (const name of ['chat', 'nowhere']) {
+      expect(() => parseConfig(yaml(`      ${name}: { default: { text: "x" } }`), {})).toThrow(
+        new RegExp(
+          `subscriptions\\[0\\]\\.templates\\.${name} \\(line \\d+\\): not a channel of this subscription \\(its channels: oncall\\)`,
+        ),
+      );
+    }
+    expect(() => parseConfig(yaml('      oncall: { parent: { text: "x" } }'), {})).toThrow(
+      /subscriptions\[0\]\.templates\.oncall\.parent \(line \d+\): only for a Slack app channel/,
+    );
+    const error = (() => {
+      try {
+        parseConfig(yaml('      nowhere: { default: { text: "x" } }'), {});
+      } catch (caught) {
+        return caught;
+      }
+      return null;
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+  });
+});
+
+describe('the living message of a Slack app (`parent`)', () => {
+  it('replaces the heading and the state and event sections; the mention and context line stay; upstream text inert', () => {
+    const t = hostile();
+    const n = event(t);
+    const payload = renderEpisodeParent(n, t, { openedAt: NOW - 60_000 }, { mention: '<!here>' });
+    const templated = applySlackParentTemplate(
+      payload,
+      n,
+      t,
+      NOW - 60_000,
+      {
+        channel: {
+          parent: {
+            title: 'P {{ episode.state }}: {{ incident.title }}',
+            text: 'since {{ episode.opened }} — {{ episode.heading }}',
+          },
+        },
+      },
+      '<!here>',
+    );
+    const [header, body, ...rest] = templated.blocks;
+    expect(header?.type).toBe('header');
+    expect(JSON.stringify(header)).toContain('P open: &lt;!channel&gt;');
+    expect(JSON.stringify(body)).toContain('<!here> since 2026-01-01T11:59:00.000Z — 🔴 Stripe');
+    expect(rest.map((b) => b.type)).toEqual(['context']);
+    expect(rest[0]).toEqual(payload.blocks[payload.blocks.length - 1]);
+    const live = JSON.stringify(templated).match(/<[!@#][^>]*>|<https?:[^>]*>/g) ?? [];
+    expect(live.every((m) => m === '<!here>')).toBe(true);
+    expect(templated.text.startsWith('<!here> P open')).toBe(true);
+  });
+
+  it('without a `parent` template the living message is unchanged; a closing reads resolved', () => {
+    const t = sampleTransition('incident.resolved', NOW);
+    const n = event(t);
+    const payload = renderEpisodeParent(n, t, { openedAt: null });
+    expect(
+      applySlackParentTemplate(
+        payload,
+        n,
+        t,
+        null,
+        { channel: { default: { text: 'x' } } },
+        undefined,
+      ),
+    ).toEqual(payload);
+    const resolved = applySlackParentTemplate(
+      payload,
+      n,
+      t,
+      null,
+      { channel: { parent: { text: '{{ episode.state }} [{{ episode.opened }}]' } } },
+      undefined,
+    );
+    expect(JSON.stringify(resolved.blocks)).toContain('resolved []');
+  });
+
+  it('the app channel preview shows the templated living message and a templated thread reply', () => {
+    const out = renderForChannel(
+      'incident.updated',
+      'oncall',
+      channel('slack-app', {
+        parent: { title: 'PARENT {{ episode.state }}' },
+        'incident.updated': { text: 'REPLY {{ change }}' },
+      }),
+      NOW,
+    );
+    const [parentPart, replyPart] = out.split('(later changes of the episode');
+    expect(parentPart).toContain('PARENT open');
+    expect(parentPart).not.toContain('REPLY');
+    expect(replyPart).toContain('"thread_ts": "<parent ts>"');
+    expect(replyPart).toContain('REPLY');
+  });
+});
+
+describe('previews carry the console links of server.publicUrl', () => {
+  it('the links show in the default rendering and in `links.*` of a template', () => {
+    const publicUrl = 'https://statuswatch.example.test/';
+    for (const base of Object.keys(BASE)) {
+      const plain = channelConfigSchema.parse(BASE[base]);
+      const out = renderForChannel('incident.opened', 'oncall', plain, NOW, publicUrl);
+      expect(out, base).toContain('https://statuswatch.example.test/services/stripe#t-');
+      expect(out, base).toContain('https://statuswatch.example.test/silences?');
+      const without = renderForChannel('incident.opened', 'oncall', plain, NOW);
+      expect(without, base).not.toContain('statuswatch.example.test');
+    }
+    const templated = renderForChannel(
+      'incident.opened',
+      'oncall',
+      channel('webhook', { default: { text: 'console: {{ links.console }}' } }),
+      NOW,
+      publicUrl,
+    );
+    expect(templated).toMatch(
+      /"text": "console: https:\/\/statuswatch\.example\.test\/services\/stripe#t-/,
+    );
   });
 });
