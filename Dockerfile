@@ -54,9 +54,8 @@ EXPOSE 8080
 # SIGTERM/SIGINT itself (drains pollers and deliveries, closes Redis, exits). It spawns no child
 # processes, so there are no zombies to reap and no init (tini, docker run --init) is needed.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz (see helm/statuswatch).
-# A young generation of 2 MB per semi-space and a heap that grows by 10% at a time keep RSS near
-# what the daemon holds (each poll's garbage does not pile up): docs/performance.md. Not
-# --optimize-for-size, which holds memory as well but also makes V8 compile for size: twice
-# the CPU per delivery in an incident storm. The benches run the daemon with these flags.
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--heap-growing-percent=10", "dist/cli.js"]
+# No Node.js flags: the daemon sets its own heap settings (src/runtime/daemon.ts: the upstream
+# thread's small young generation, the heap's growth step), so the image runs it exactly as a
+# plain `node dist/cli.js run` does (docs/performance.md).
+ENTRYPOINT ["node", "dist/cli.js"]
 CMD ["run"]

@@ -11,13 +11,7 @@ import { createMetrics } from '../server/metrics.js';
 import { usableCores } from './cores.js';
 import { planThreads, type Role, type ThreadPlan } from './plan.js';
 import { ThreadSupervisor, type ThreadSpec } from './supervisor.js';
-
-/**
- * The upstream thread's young generation (MB): V8 sizes it at three semi-spaces, so 6 MB is the
- * 2 MB semi-space that held memory at 20,000 services (docs/performance.md). The delivery
- * threads keep V8's default, which is faster in a storm.
- */
-export const UPSTREAM_YOUNG_GENERATION_MB = 6;
+import { UPSTREAM_YOUNG_GENERATION_MB, applyHeapFlags } from './heap.js';
 
 export interface DaemonOptions {
   /** The config file (worker threads load it themselves) and its validated content. */
@@ -51,6 +45,8 @@ export class Daemon {
 
   constructor(private readonly o: DaemonOptions) {
     const { config } = o;
+    // Before any worker thread: its isolate then grows its heap the same way.
+    applyHeapFlags();
     this.cores =
       o.cores === undefined ? usableCores() : { cores: o.cores, parallelism: o.cores, quota: null };
     this.plan = planThreads({
