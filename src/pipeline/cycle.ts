@@ -181,8 +181,10 @@ export class Pipeline {
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
     this.catalog = new CatalogStore(deps.redis, deps.keys);
+    // SLA and scores entries carry up to 48 history samples each and are read once per
+    // (seldom) poll: their in-process copy is kept as stored text (SnapshotStoreOptions).
     const store = <E>(kind: PollKind): SnapshotStore<E> =>
-      new SnapshotStore<E>(deps.redis, deps.keys, kind);
+      new SnapshotStore<E>(deps.redis, deps.keys, kind, { compact: PREMIUM_KINDS.has(kind) });
     this.statusStore = store('status');
     const status: PollSpec<StatusEntry> = {
       store: this.statusStore,

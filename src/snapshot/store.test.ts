@@ -94,4 +94,96 @@ describe('SnapshotStore (real Redis)', () => {
     expect(fresh.variant).toBe('A');
     expect(fresh.upstream).toEqual({ health: 'ok', failures: 0, reason: null, seq: 3 });
   });
+
+  it('compact: the cached copy holds the stored texts and reads as the decoded entries, through loads, commits and corrupt entries', async () => {
+    tr = await testRedis('snap');
+    interface Sla {
+      status: string;
+      seq: number;
+      history?: [number, number][];
+    }
+    const entriesKey = tr.keys.key('snap', 'sla');
+    const store = new SnapshotStore<Sla>(tr.redis, tr.keys, 'sla', { compact: true });
+    const first = await store.load();
+    const changed = new Map<string, Sla>([
+      ['a', { status: 'met', seq: 0, history: [[1_764_300_000, 99.5]] }],
+      ['b', { status: 'breached', seq: 2 }],
+    ]);
+    const one = await store.commit({
+      expectedVersion: first.version,
+      changed,
+      upstream: undefined,
+      baselined: true,
+    });
+    expect(one.ok).toBe(true);
+    // The commit moved the cached copy on (no reload): it reads as what was committed.
+    const cached = await store.load();
+    expect(cached.version).toBe(one.version);
+    expect(cached.entries.size).toBe(2);
+    expect(cached.entries.get('a')).toEqual(changed.get('a'));
+    expect(cached.entries.get('b')).toEqual(changed.get('b'));
+    expect(cached.entries.has('c')).toBe(false);
+    expect(cached.entries.get('c')).toBeUndefined();
+    expect(new Map(cached.entries)).toEqual(changed);
+    expect([...cached.entries.keys()]).toEqual(['a', 'b']);
+    expect([...cached.entries.values()]).toEqual([...changed.values()]);
+    const seen: string[] = [];
+    cached.entries.forEach((entry, feedId) => seen.push(`${feedId}:${entry.status}`));
+    expect(seen).toEqual(['a:met', 'b:breached']);
+    // Each read is a fresh decode: a caller changing one changes nothing kept.
+    (cached.entries.get('a') as Sla).status = 'changed';
+    expect(cached.entries.get('a')?.status).toBe('met');
+
+    // Another writer (a corrupt entry, a new one) and a full read: corrupt entries left out.
+    await tr.redis.hset(
+      entriesKey,
+      'bad',
+      '{"v":1,"d":7}',
+      'c',
+      '{"v":1,"d":{"status":"met","seq":1}}',
+    );
+    await tr.redis.hset(tr.keys.key('snap', 'sla', 'meta'), 'v', 'other');
+    const full = await store.load();
+    expect(full.version).toBe('other');
+    expect(full.corrupt).toBe(1);
+    expect([...full.corruptFeeds]).toEqual(['bad']);
+    expect(full.entries.size).toBe(3);
+    expect(full.entries.get('c')).toEqual({ status: 'met', seq: 1 });
+
+    // A commit over it updates the texts, and clears the corrupt feed it wrote.
+    const two = await store.commit({
+      expectedVersion: full.version,
+      changed: new Map<string, Sla>([
+        [
+          'a',
+          {
+            status: 'at_risk',
+            seq: 1,
+            history: [
+              [1_764_300_000, 99.5],
+              [1_764_303_600, 99.1],
+            ],
+          },
+        ],
+        ['bad', { status: 'met', seq: 5 }],
+      ]),
+      upstream: undefined,
+      baselined: true,
+    });
+    expect(two.ok).toBe(true);
+    const after = await store.load();
+    expect(after.version).toBe(two.version);
+    expect(after.corrupt).toBe(0);
+    expect(after.entries.get('a')).toEqual({
+      status: 'at_risk',
+      seq: 1,
+      history: [
+        [1_764_300_000, 99.5],
+        [1_764_303_600, 99.1],
+      ],
+    });
+    expect(after.entries.get('bad')).toEqual({ status: 'met', seq: 5 });
+    const fresh = await new SnapshotStore<Sla>(tr.redis, tr.keys, 'sla').load();
+    expect(new Map(fresh.entries)).toEqual(new Map(after.entries));
+  });
 });
