@@ -233,45 +233,41 @@ export function templateProblems(source: string, scope: TemplateScopeKind = 'eve
   return [...new Set(problems)];
 }
 
-function sourceSchema(scope: TemplateScopeKind) {
+const sourceSchema = z
+  .string({ error: 'expected a template (a string)' })
+  .max(TEMPLATE_SOURCE_MAX, { error: `a template is at most ${TEMPLATE_SOURCE_MAX} characters` });
+
+/** `{ title?, text? }`; what each may read depends on its key (checked by the map's schema). */
+export const messageTemplateSchema = z.strictObject({
+  title: sourceSchema.optional(),
+  text: sourceSchema.optional(),
+});
+
+/**
+ * A template map: a record over `keys` (so the JSON Schema of the Helm chart stays one
+ * `propertyNames` list), each template checked against the variables of its key's scope.
+ */
+function mapSchema(keys: readonly [TemplateKey, ...TemplateKey[]]) {
+  const names = `event kinds, "default", ${LIST_TEMPLATE_KEYS.map((k) => `"${k}"`).join(', ')}${keys.includes(PARENT_TEMPLATE_KEY) ? ', "parent"' : ''}`;
   return z
-    .string({ error: 'expected a template (a string)' })
-    .max(TEMPLATE_SOURCE_MAX, { error: `a template is at most ${TEMPLATE_SOURCE_MAX} characters` })
-    .superRefine((text, ctx) => {
-      for (const message of templateProblems(text, scope))
-        ctx.addIssue({ code: 'custom', message });
+    .partialRecord(z.enum(keys), messageTemplateSchema, {
+      error: `expected a map of template keys (${names}) to { title, text }`,
+    })
+    .superRefine((map, ctx) => {
+      for (const [key, template] of Object.entries(map) as [TemplateKey, MessageTemplate][]) {
+        for (const field of ['title', 'text'] as const) {
+          const text = template[field];
+          if (text === undefined) continue;
+          for (const message of templateProblems(text, scopeKindOf(key))) {
+            ctx.addIssue({ code: 'custom', path: [key, field], message });
+          }
+        }
+      }
     });
 }
 
-function messageSchema(scope: TemplateScopeKind) {
-  return z.strictObject({
-    title: sourceSchema(scope).optional(),
-    text: sourceSchema(scope).optional(),
-  });
-}
-
-/** A single event's `{ title?, text? }`. */
-export const messageTemplateSchema = messageSchema('event');
-
-function mapSchema(keys: readonly TemplateKey[]) {
-  const schemas = {
-    event: messageTemplateSchema,
-    list: messageSchema('list'),
-    parent: messageSchema('parent'),
-  };
-  const shape = Object.fromEntries(
-    keys.map((key) => [key, schemas[scopeKindOf(key)].optional()]),
-  ) as Record<TemplateKey, z.ZodOptional<typeof messageTemplateSchema>>;
-  return z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys'
-        ? `unknown template key; expected an event kind, "default", ${LIST_TEMPLATE_KEYS.map((k) => `"${k}"`).join(', ')}${keys.includes(PARENT_TEMPLATE_KEY) ? ' or "parent"' : ''}`
-        : `expected a map of event kinds (or "default", "batch", …) to { title, text }`,
-  });
-}
-
 /** A channel's `templates:`: template key → `{ title?, text? }` (no `parent`: see below). */
-export const templateMapSchema = mapSchema(TEMPLATE_KEYS.filter((k) => k !== PARENT_TEMPLATE_KEY));
+export const templateMapSchema = mapSchema([...EVENT_KINDS, 'default', ...LIST_TEMPLATE_KEYS]);
 
 /**
  * A Slack channel's `templates:`: `parent` too (the Slack kind refuses it without a bot token:
