@@ -41,6 +41,18 @@ export interface HttpClient {
   close(): Promise<void>;
 }
 
+/**
+ * A request's headers as undici's flat list (name, value, name, value…), in their order. A
+ * channel's headers come as a prototype-less record (a header may be named `__proto__`), which
+ * V8 keeps in dictionary mode: copied (the Agent adds its loop header to a copy) and walked by
+ * undici on every send, where a list is a plain array copy.
+ */
+function flatHeaders(headers: Record<string, string>): string[] {
+  const flat: string[] = [];
+  for (const name of Object.keys(headers)) flat.push(name, headers[name] ?? '');
+  return flat;
+}
+
 /** The default of `HttpRequest.read`: the body is drained unread. */
 const readNothing = (): number => 0;
 
@@ -133,7 +145,7 @@ export function createHttpClient(
           origin: target.origin,
           path: target.path,
           method: request.method ?? 'POST',
-          headers: request.headers,
+          headers: flatHeaders(request.headers),
           body: request.body,
           ...timeouts,
         },
