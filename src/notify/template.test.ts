@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { EVENT_KINDS } from '../config/events.js';
 import { channelConfigSchema, configSchema } from '../config/schema.js';
@@ -12,6 +14,7 @@ import { renderEpisodeParent } from './slack/app-render.js';
 import { applySlackParentTemplate } from './slack/templated.js';
 import {
   renderTemplates,
+  slackTemplateMapSchema,
   templateProblems,
   type TemplateFailure,
   type TemplateMap,
@@ -663,5 +666,30 @@ describe('previews carry the console links of server.publicUrl', () => {
     expect(templated).toMatch(
       /"text": "console: https:\/\/statuswatch\.example\.test\/services\/stripe#t-/,
     );
+  });
+});
+
+describe('docs/templates.md', () => {
+  it('its YAML examples are valid templates for their keys', () => {
+    const text = readFileSync(new URL('../../docs/templates.md', import.meta.url), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+    let checked = 0;
+    for (const block of blocks) {
+      const doc = parseYaml(block) as {
+        channels?: Record<string, { templates?: unknown }>;
+        subscriptions?: { templates?: Record<string, unknown> }[];
+      };
+      const maps = [
+        ...Object.values(doc.channels ?? {}).map((c) => c.templates),
+        ...(doc.subscriptions ?? []).flatMap((s) => Object.values(s.templates ?? {})),
+      ].filter((m) => m !== undefined);
+      for (const map of maps) {
+        const result = slackTemplateMapSchema.safeParse(map);
+        expect(result.error?.issues ?? [], JSON.stringify(map)).toEqual([]);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(4);
   });
 });
