@@ -127,7 +127,10 @@ check_defaults() {
     has defaults 'readOnlyRootFilesystem: true' && has defaults 'runAsNonRoot: true' &&
     has defaults 'allowPrivilegeEscalation: false' && has defaults '- ALL$' &&
     has defaults 'type: RuntimeDefault' && has defaults 'terminationGracePeriodSeconds: 30$' &&
-    has defaults 'url: \$\{REDIS_URL\}$' && has defaults 'value: "redis://redis:6379"$'
+    has defaults 'url: \$\{REDIS_URL\}$' && has defaults 'value: "redis://redis:6379"$' &&
+    has defaults 'args: \["run","--threads","2"\]$' && hasnt defaults '--role' &&
+    { [[ "$(grep -c '^kind: Deployment$' "$work/defaults.yaml")" == 1 ]] ||
+      { echo "defaults: not one Deployment" >"$work/out"; return 1; }; }
 }
 
 check_existing_secret() {
@@ -148,6 +151,8 @@ check_monitoring() {
 check_full() {
   render full -f "$CHART/ci/full-values.yaml" &&
     has full '^  replicas: 3$' && has full 'containerPort: 9090$' &&
+    has full 'args: \["run","--role","poll,route","--threads","2"\]$' &&
+    has full 'args: \["run","--role","deliver","--threads","4"\]$' && has full 'cpu: "?4"?$' &&
     has full 'SLACK_WEBHOOK_URL: "[A-Za-z0-9+/=]+"$' && has full 'webhookUrl: \$\{SLACK_WEBHOOK_URL\}$' &&
     hasnt full 'name: REDIS_URL$' && hasnt full 'dummy-smtp-password'
 }
@@ -157,6 +162,107 @@ check_config_change_rolls() {
     local a b &&
     a="$(grep 'checksum/config' "$work/before.yaml")" && b="$(grep 'checksum/config' "$work/after.yaml")" &&
     [[ "$a" != "$b" ]] || { echo "checksum/config did not change with the config" >"$work/out"; return 1; }
+}
+
+# delivery.separate: two Deployments whose selectors do not overlap, the main one's selector as
+# before (a Deployment's selector is immutable: helm upgrade must keep it), the roles, replicas,
+# threads and resources of each, the same pod spec otherwise; the Service, the ServiceMonitor and
+# each PodDisruptionBudget select what they should.
+check_separate() {
+  render separate --set delivery.separate=true --set delivery.replicaCount=5 --set delivery.threads=3 \
+    --set delivery.resources.requests.cpu=500m --set delivery.resources.limits.memory=512Mi \
+    --set delivery.pdb.minAvailable=2 --set pdb.enabled=true --set serviceMonitor.enabled=true &&
+    render defaults &&
+    node --input-type=module - "$work/separate.yaml" "$work/defaults.yaml" <<'EOF' >"$work/out" 2>&1
+import { readFileSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+const load = (f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJS()).filter(Boolean);
+const [docs, defaults] = process.argv.slice(2).map(load);
+const problems = [];
+const expect = (ok, what) => ok || problems.push(what);
+const of = (list, kind) => list.filter((d) => d.kind === kind);
+const matches = (selector, labels) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+const deployments = of(docs, 'Deployment');
+const main = deployments.find((d) => d.metadata.name === 'sw-statuswatch');
+const delivery = deployments.find((d) => d.metadata.name === 'sw-statuswatch-delivery');
+if (deployments.length !== 2 || !main || !delivery) {
+  console.log(`Deployments: ${deployments.map((d) => d.metadata.name).join(', ')}`);
+  process.exit(1);
+}
+const pod = (d) => d.spec.template;
+const container = (d) => pod(d).spec.containers[0];
+const before = of(defaults, 'Deployment')[0];
+expect(isDeepStrictEqual(main.spec.selector, before.spec.selector), 'the main selector changed');
+const mainSel = main.spec.selector.matchLabels;
+const delSel = delivery.spec.selector.matchLabels;
+expect(matches(mainSel, pod(main).metadata.labels), 'the main selector misses its own pods');
+expect(matches(delSel, pod(delivery).metadata.labels), 'the delivery selector misses its own pods');
+expect(!matches(mainSel, pod(delivery).metadata.labels), 'the main selector matches delivery pods');
+expect(!matches(delSel, pod(main).metadata.labels), 'the delivery selector matches main pods');
+const args = (d) => JSON.stringify(container(d).args);
+expect(args(main) === '["run","--role","poll,route","--threads","2"]', `main args ${args(main)}`);
+expect(args(delivery) === '["run","--role","deliver","--threads","3"]', `delivery args ${args(delivery)}`);
+expect(main.spec.replicas === 2, `main replicas ${main.spec.replicas}`);
+expect(delivery.spec.replicas === 5, `delivery replicas ${delivery.spec.replicas}`);
+const resources = (d) => JSON.stringify(container(d).resources);
+expect(resources(main) === resources(before), `main resources ${resources(main)}`);
+expect(
+  resources(delivery) === '{"limits":{"memory":"512Mi"},"requests":{"cpu":"500m","memory":"224Mi"}}',
+  `delivery resources ${resources(delivery)}`,
+);
+// The rest of the pod (config, secret, env, probes, security context, volumes) is the same.
+const rest = (d) => {
+  const spec = structuredClone(pod(d).spec);
+  delete spec.containers[0].args;
+  delete spec.containers[0].resources;
+  return { spec, annotations: pod(d).metadata.annotations };
+};
+expect(isDeepStrictEqual(rest(main), rest(delivery)), 'the pod specs differ beyond args and resources');
+const [service] = of(docs, 'Service');
+for (const d of deployments)
+  expect(matches(service.spec.selector, pod(d).metadata.labels), `the Service misses ${d.metadata.name}`);
+const [monitor] = of(docs, 'ServiceMonitor');
+expect(monitor && matches(monitor.spec.selector.matchLabels, service.metadata.labels), 'the ServiceMonitor misses the Service');
+const pdbs = of(docs, 'PodDisruptionBudget');
+expect(pdbs.length === 2, `2 PodDisruptionBudgets, not ${pdbs.length}`);
+for (const p of pdbs) {
+  const own = p.metadata.name === 'sw-statuswatch-delivery' ? delivery : main;
+  for (const d of deployments)
+    expect(
+      matches(p.spec.selector.matchLabels, pod(d).metadata.labels) === (d === own),
+      `PodDisruptionBudget ${p.metadata.name} and the pods of ${d.metadata.name}`,
+    );
+  const min = own === delivery ? 2 : 1;
+  expect(p.spec.minAvailable === min, `${p.metadata.name} minAvailable ${p.spec.minAvailable}`);
+}
+if (problems.length > 0) {
+  console.log(problems.join('\n'));
+  process.exit(1);
+}
+EOF
+}
+
+check_threads_auto() {
+  render auto --set threads=auto &&
+    has auto 'args: \["run","--threads","auto"\]$' &&
+    render auto2 --set threads=auto --set delivery.separate=true --set delivery.threads=auto &&
+    has auto2 'args: \["run","--role","poll,route","--threads","auto"\]$' &&
+    has auto2 'args: \["run","--role","deliver","--threads","auto"\]$' &&
+    render one --set threads=1 && has one 'args: \["run","--threads","1"\]$'
+}
+
+# The app parses each Deployment's arguments: `run ARGS --help` exits 0 only when they parse.
+app_takes_args() {
+  local list words
+  : >"$work/out"
+  list="$(sed -n 's/^ *args: \(\[.*\]\)$/\1/p' "$work/$1.yaml")"
+  [[ -n "$list" ]] || { echo "no args in rendering $1" >"$work/out"; return 1; }
+  while IFS= read -r words; do
+    # shellcheck disable=SC2086  # plain words (run, --role, poll,route, --threads, N), split on purpose
+    node "$STATUSWATCH_CLI" $words --help >/dev/null 2>>"$work/out" ||
+      { echo "the app refuses: $words" >>"$work/out"; return 1; }
+  done < <(node -e 'for (const l of process.argv[1].split("\n")) console.log(JSON.parse(l).join(" "))' "$list")
 }
 
 # Feeds the config and the environment the chart renders to the app's own validator.
@@ -198,6 +304,9 @@ expect_ok "template: secrets.existingSecret" check_existing_secret
 expect_ok "template: serviceMonitor + pdb" check_monitoring
 expect_ok "template: ci/full-values.yaml" check_full
 expect_ok "template: a config change changes checksum/config" check_config_change_rolls
+expect_ok "template: delivery.separate (two Deployments, roles, selectors, replicas, threads, resources)" check_separate
+expect_ok "template: threads=auto and threads=1 reach --threads" check_threads_auto
+expect_ok "helm lint --strict (delivery.separate)" "$helm" lint --strict "$CHART" --set delivery.separate=true
 
 check_notes() {
   "$helm" install sw "$CHART" --dry-run=client --namespace statuswatch \
@@ -212,6 +321,18 @@ expect_ok "NOTES.txt (install --dry-run=client) shows the warnings" check_notes
 
 expect_fail "schema rejects replicaCount: \"two\"" 'replicaCount' \
   render bad1 --set-string replicaCount=two
+expect_fail "schema rejects threads: 0" "at '/threads'" \
+  render bad13 --set threads=0
+expect_fail "schema rejects threads: banana" "at '/threads'" \
+  render bad14 --set threads=banana
+expect_fail "schema rejects threads: 65" "at '/threads'" \
+  render bad15 --set threads=65
+expect_fail "schema rejects delivery.replicaCount: -1" "at '/delivery/replicaCount'" \
+  render bad16 --set delivery.replicaCount=-1
+expect_fail "schema rejects delivery.threads: 0" "at '/delivery/threads'" \
+  render bad17 --set delivery.threads=0
+expect_fail "schema rejects an unknown delivery key" 'delivery' \
+  render bad18 --set delivery.replicas=3
 expect_fail "schema rejects an unknown top-level key" 'replicas' \
   render bad2 --set replicas=3
 expect_fail "schema rejects an unknown config key (typo)" 'subscribtions' \
@@ -247,6 +368,10 @@ expect_ok "render passes with the Secret's REDIS_URL and redis.url emptied" \
 if [[ -f "$STATUSWATCH_CLI" ]]; then
   expect_ok "app accepts the rendered config + env: defaults" app_accepts defaults
   expect_ok "app accepts the rendered config + env: ci/full-values.yaml" app_accepts full
+  expect_ok "app accepts the rendered config + env: delivery.separate" app_accepts separate
+  expect_ok "app parses the rendered run arguments: defaults" app_takes_args defaults
+  expect_ok "app parses the rendered run arguments: delivery.separate" app_takes_args separate
+  expect_ok "app parses the rendered run arguments: threads=auto" app_takes_args auto2
 else
   echo "  skip  app check-config of the rendered configs (no $STATUSWATCH_CLI; run npm run build)"
 fi
