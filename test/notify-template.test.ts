@@ -7,9 +7,13 @@
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../src/config/schema.js';
+import { startSlackApiReceiver } from '../src/demo/receivers/slack-api.js';
 import { createNotifier } from '../src/notify/registry.js';
+import { createSlackAppNotifier } from '../src/notify/slack/app.js';
+import { slackAppConfigOf, slackKindSchema } from '../src/notify/slack/index.js';
 import type { TemplateFailure } from '../src/notify/template.js';
 import type { Notifier } from '../src/notify/types.js';
+import { testRedis } from './helpers/redis.js';
 import { hostileTransition, notification, startReceiver, transition } from './notify-helpers.js';
 
 const SECRET = `whsec_${Buffer.from('statuswatch-test-signing-key-32b').toString('base64')}`;
@@ -128,5 +132,152 @@ describe('message templates, delivered', () => {
     expect(warnings).toEqual([
       expect.objectContaining({ channel: 'oncall', kind: 'incident.resolved', field: 'text' }),
     ]);
+  });
+});
+
+describe('batch-like templates and the living message, delivered', () => {
+  it('a digest takes its template with the console links; a runaway reminder template falls back to the default with a warning', async () => {
+    const receiver = await startReceiver(undefined, '/hook');
+    const config = configWith({
+      oncall: {
+        type: 'webhook',
+        url: receiver.url,
+        secret: SECRET,
+        templates: {
+          digest: {
+            title: '{{ title }}',
+            text: '{{ count }} changes{% for e in events %}\n- {{ e.line }}{% endfor %}\nconsole: {{ links.console }}',
+          },
+          reminder: {
+            text: '{% for e in events %}{% for i in (1..100000000) %}x{% endfor %}{% endfor %}',
+          },
+        },
+      },
+    });
+    const channel = config.channels.oncall;
+    if (channel === undefined) throw new Error('no channel');
+    const warnings: TemplateFailure[] = [];
+    const notifier = createNotifier(channel, {
+      publicUrl: 'https://statuswatch.example.test',
+      templates: { warn: (f) => warnings.push(f) },
+    });
+    cleanups.push(
+      () => receiver.close(),
+      () => notifier.close(),
+    );
+    const two = [transition('incident.opened'), transition('status.changed')];
+    await notifier.send(
+      notification(two, { id: 'digest-1', type: 'digest', title: 'Daily digest' }),
+    );
+    await notifier.send(
+      notification([transition('incident.opened')], { id: 'reminder-1', type: 'reminder' }),
+    );
+    const [digest, reminder] = await receiver.waitFor(2);
+    const verify = (body: string, headers: Record<string, unknown>) =>
+      new Webhook(SECRET).verify(body, headers as Record<string, string>) as {
+        type: string;
+        data: { rendered?: { title?: string; text?: string } };
+      };
+    const d = verify(digest?.body ?? '', digest?.headers ?? {});
+    expect(d.type).toBe('digest');
+    expect(d.data.rendered?.title).toBe('Daily digest');
+    expect(d.data.rendered?.text).toMatch(
+      /^2 changes\n- Stripe: incident opened — Card payments failing \(2026-01-01 12:00 UTC\)\n- Stripe: status/,
+    );
+    expect(d.data.rendered?.text).toContain(
+      'console: https://statuswatch.example.test/?subscription=payments',
+    );
+    // The reminder went out in its default form (no data.rendered), and the warning says why.
+    const r = verify(reminder?.body ?? '', reminder?.headers ?? {});
+    expect(r.type).toBe('reminder');
+    expect(r.data.rendered).toBeUndefined();
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        channel: 'oncall',
+        kind: 'reminder',
+        field: 'text',
+        reason: expect.stringMatching(/limit exceeded/) as string,
+      }),
+    ]);
+  });
+
+  it('Slack app: the living message takes `parent`, the thread reply its kind, a grouped batch `batch`', async () => {
+    const tr = await testRedis('tmpl-app');
+    const slack = await startSlackApiReceiver({ token: 'xoxb-1-2-tmpl', channels: ['C0TMPL001'] });
+    cleanups.push(
+      () => tr.cleanup(),
+      () => slack.close(),
+    );
+    // The `slack` kind's schema (as the config loads it): `parent` is for app mode only.
+    const config = slackAppConfigOf(
+      slackKindSchema.parse({
+        type: 'slack',
+        botToken: 'xoxb-1-2-tmpl',
+        channel: 'C0TMPL001',
+        apiUrl: slack.url,
+        mention: '<!here>',
+        templates: {
+          parent: {
+            title: 'LIVE {{ episode.state }}: {{ incident.title }}',
+            text: '*{{ service.name }}* is {{ episode.state }} — {{ incident.update }}',
+          },
+          'incident.updated': { text: 'UPDATE {{ change }}' },
+          batch: {
+            title: 'BATCH {{ count }}',
+            text: '{% for e in events %}• {{ e.summary }}\n{% endfor %}',
+          },
+        },
+      }),
+    );
+    if (config === null) throw new Error('not app mode');
+    const notifier = createSlackAppNotifier(config, {
+      state: { redis: tr.redis, key: (...parts: string[]) => tr.keys.key(...parts) },
+    });
+    cleanups.push(() => notifier.close());
+    const hostile = hostileTransition();
+    await notifier.send(notification([hostile]));
+    let [parent] = slack.messages('C0TMPL001');
+    expect(parent?.text).toBe(
+      '<!here> LIVE open: &lt;!channel&gt; &lt;@U123&gt; &lt;https://evil.example|click&gt; &lt;script&gt;alert(1)&lt;/script&gt; Subject Bcc: victim@example.com',
+    );
+    expect(JSON.stringify(parent?.blocks)).toContain('is open — &lt;!channel&gt;');
+
+    const updated = transition('incident.updated', {
+      id: 'tupd',
+      incident: { ...hostile.incident!, status: 'identified' },
+    });
+    await notifier.send(notification([updated], { id: 'tupd:payments:oncall' }));
+    [parent] = slack.messages('C0TMPL001');
+    expect(parent?.edits).toBe(1);
+    expect(parent?.replies).toHaveLength(1);
+    expect(parent?.replies[0]?.text).toContain('incident updated');
+    expect(JSON.stringify(parent?.replies[0]?.blocks)).toContain(
+      'UPDATE investigating → identified',
+    );
+    // Nothing live but the channel's mention, in the parent and its reply.
+    const live = JSON.stringify(parent).match(/<[!@#][^>]*>|<https?:[^>]*>/g) ?? [];
+    expect(
+      live.every(
+        (m) =>
+          m === '<!here>' ||
+          m.startsWith('<https://stripe.com/') ||
+          m.startsWith('<https://status.stripe.com/'),
+      ),
+    ).toBe(true);
+
+    const batch = [
+      transition('incident.opened', {
+        id: 'b1',
+        feedId: 'adyen',
+        subject: 'incident:b1',
+        service: { ...hostile.service, feedId: 'adyen', name: 'Adyen' },
+      }),
+      transition('status.changed', { id: 'b2' }),
+    ];
+    await notifier.send(notification(batch, { id: 'batch-1' }));
+    const messages = slack.messages('C0TMPL001');
+    const listing = messages[messages.length - 1];
+    expect(listing?.text).toBe('<!here> BATCH 2');
+    expect(JSON.stringify(listing?.blocks)).toContain('• Adyen: incident opened');
   });
 });
