@@ -13,6 +13,7 @@ import { newKey } from '../src/api/crypto.js';
 import { TenancyApi } from '../src/api/index.js';
 import { channelConfigSchema, type ChannelConfig } from '../src/config/schema.js';
 import { SilenceStore } from '../src/silences/store.js';
+import { tenancySelfService } from '../src/console/tenancy-api.js';
 import { listen } from '../src/demo/sinks.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
 import { client, type Client } from './api-helpers.js';
@@ -23,12 +24,9 @@ const log = pino({ level: 'silent' });
 const env = { STATUSWATCH_SECRET_KEY: newKey() };
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123').toString('base64')}`;
 
-let tr: TestRedis | undefined;
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
-  await tr?.cleanup();
-  tr = undefined;
 });
 
 const CONFIG_CHANNELS: Record<string, ChannelConfig> = {
@@ -44,9 +42,12 @@ const CONFIG_CHANNELS: Record<string, ChannelConfig> = {
   }),
 };
 
-async function api(publicUrl: string | undefined): Promise<{ admin: Client; url: string }> {
-  tr = await testRedis('api-tmpl');
-  const t = tr;
+async function api(
+  publicUrl: string | undefined,
+): Promise<{ admin: Client; url: string; tenancy: TenancyApi; tr: TestRedis }> {
+  // Each API its own prefix, removed after the test (a test may start two).
+  const t = await testRedis('api-tmpl');
+  cleanups.push(() => t.cleanup());
   const silences = new SilenceStore(t.redis, t.keys, Date.now, { cacheMs: 0 });
   const tenancy = new TenancyApi({
     redis: t.redis,
@@ -75,7 +76,7 @@ async function api(publicUrl: string | undefined): Promise<{ admin: Client; url:
     );
     await tenancy.store.close();
   });
-  return { admin: client(url, ADMIN), url };
+  return { admin: client(url, ADMIN), url, tenancy, tr: t };
 }
 
 async function team(admin: Client, url: string, name: string): Promise<Client> {
@@ -211,5 +212,14 @@ describe('channel previews through the API', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.preview).not.toContain('statuswatch.example.test');
     expect(res.body.preview).not.toContain('"links"');
+  });
+
+  it("the console's preview carries them too", async () => {
+    const { tenancy, tr: t } = await api(PUBLIC_URL);
+    const self = tenancySelfService(tenancy, t.redis, t.keys);
+    const admin = { id: 'admin', team: null };
+    const text = await self.previewChannel(admin, 'chat', 'incident.opened');
+    expect(text).toContain('<https://statuswatch.example.test/services/');
+    expect(text).toContain('|Silence…>');
   });
 });
