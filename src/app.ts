@@ -4,6 +4,7 @@ import { StatuswatchError, toError } from './errors.js';
 import type { Config } from './config/schema.js';
 import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
 import type { RedisClient } from './redis.js';
+import { SlackInteractions } from './notify/slack/interactions.js';
 import { REFUSAL_HINTS, refusalsOf, startupChecks } from './redis/refusals.js';
 import { describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
@@ -212,6 +213,7 @@ export class App extends EventEmitter<AppEvents> {
     this.pipeline = this.stages.pipeline;
     this.poller = this.stages.poller;
     this.api = new TenancyApi({
+      noise: this.noiseStore,
       redis: this.redis,
       keys: this.keys,
       log,
@@ -377,6 +379,27 @@ export class App extends EventEmitter<AppEvents> {
     return this.api.runtime.categories();
   }
 
+  /** The Slack app buttons' handler on the ops server (docs/acting-on-alerts.md). */
+  private slackButtons(): { slack?: SlackInteractions } {
+    const acks = this.api.acks;
+    if (acks === null) return {};
+    return {
+      slack: new SlackInteractions({
+        redis: this.redis,
+        keys: this.keys,
+        log: this.deps.log,
+        path: () => this.config.server.slackInteractionsPath,
+        channels: () => this.channels.all(),
+        subscriptions: () => this.api.runtime.subscriptions(),
+        deps: (name) => this.notifierDeps(name),
+        noise: this.noiseStore,
+        acks,
+        createSilence: (actor, draft) => this.api.createSilence(actor, draft),
+        ...(this.deps.now === undefined ? {} : { now: this.deps.now }),
+      }),
+    };
+  }
+
   /** Replaces the channel registry (config file + API channels); the old one closes in 30 s. */
   private swapChannels(channels: Record<string, ChannelConfig>): void {
     // A channel stored through the API brings secrets no config file held.
@@ -449,6 +472,7 @@ export class App extends EventEmitter<AppEvents> {
         serviceState: (feedId) => this.serviceState(feedId),
         vocabulary: () => this.vocabulary.report(),
       },
+      ...this.slackButtons(),
       api: this.api.http,
       console: createAppConsole({
         redis: this.redis,

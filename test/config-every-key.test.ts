@@ -33,6 +33,7 @@ const PROXY = '127.0.0.40';
 const SECRETS = {
   slackWebhook: 'https://hooks.slack.test/services/T000/B000/EVERYKEYslackPATH',
   botToken: 'xoxb-1234-5678-EVERYKEYbotTOKEN',
+  signingSecret: 'EVERYKEYsigningSECRET0123456789',
   smtpPass: 'everykey-SMTP-pass-0123',
   webhookSecret: `whsec_${Buffer.from('everykey-webhook-signing-key!!').toString('base64')}`,
   webhookHeader: 'Bearer EVERYKEY-header-token-0123',
@@ -96,6 +97,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
       },
       // The config file's channels follow the policy too; their loopback sink is the exception.
       egress: { allow: ['127.0.0.0/8', 'localhost:25'], configChannels: 'checked' },
+      slackInteractionsPath: '/hooks/slack-interactions',
     },
     channels: {
       'slack-hook': {
@@ -110,6 +112,7 @@ function everyKeyConfig(o: { simUrl: string; redisUrl: string; prefix: string; s
       'slack-app': {
         type: 'slack',
         botToken: SECRETS.botToken,
+        signingSecret: SECRETS.signingSecret,
         channel: 'C0123ABCD',
         apiUrl: `${o.sink}/slack/api`,
         replyBroadcast: 'all',

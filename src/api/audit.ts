@@ -15,8 +15,10 @@ import { decode, encode, zodShape, countCorrupt } from '../redis/stored.js';
 /** Entries kept (approximately: Redis trims whole macro nodes). */
 export const AUDIT_MAX_ENTRIES = 10_000;
 
-export type AuditAction = 'create' | 'update' | 'delete' | 'revoke' | 'rotate' | 'expire';
-export type AuditKind = 'channel' | 'subscription' | 'token' | 'secrets' | 'silence';
+export type AuditAction =
+  'create' | 'update' | 'delete' | 'revoke' | 'rotate' | 'expire' | 'acknowledge';
+/** `ack`: an episode acknowledged (src/noise/acks.ts), named `subscription/feedId|subject`. */
+export type AuditKind = 'channel' | 'subscription' | 'token' | 'secrets' | 'silence' | 'ack';
 
 /** One changed field: absent `from` = added, absent `to` = removed. Secrets read `<set>` / `<changed>`. */
 export interface DiffEntry {
@@ -47,8 +49,8 @@ const entrySchema = z.object({
   tokenId: z.string(),
   actorTeam: z.string().nullable(),
   team: z.string(),
-  action: z.enum(['create', 'update', 'delete', 'revoke', 'rotate', 'expire']),
-  kind: z.enum(['channel', 'subscription', 'token', 'secrets', 'silence']),
+  action: z.enum(['create', 'update', 'delete', 'revoke', 'rotate', 'expire', 'acknowledge']),
+  kind: z.enum(['channel', 'subscription', 'token', 'secrets', 'silence', 'ack']),
   name: z.string(),
   address: z.string(),
   diff: z.array(

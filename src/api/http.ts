@@ -39,6 +39,7 @@ import {
 } from './openapi.js';
 import { DEFAULT_SERVICE_LIMIT, MAX_SERVICE_LIMIT, type ServiceSearch } from './services.js';
 import type { ApiStore } from './store.js';
+import type { AckService } from './acks.js';
 import { bearerOf, type Actor, type TokenStore } from './tokens.js';
 import { clientAddress } from '../server/client-address.js';
 import { BodyError, readJsonBody } from '../server/body.js';
@@ -49,6 +50,8 @@ export const API_MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ApiHttpOptions {
   store: ApiStore;
+  /** Acknowledgements (`acknowledge`); null: answered 503. */
+  acks?: AckService | null;
   tokens: TokenStore;
   services: ServiceSearch;
   /** The daemon's silences (the store routing reads). */
@@ -174,6 +177,28 @@ export class ApiHttp {
           params.name,
         );
         return { status: created ? 201 : 200, body: view };
+      },
+      acknowledge: async ({ actor, req, params }) => {
+        if (o.acks === undefined || o.acks === null)
+          throw new ApiError(503, 'unavailable', 'acknowledgements are not available here');
+        const view = await o.acks.acknowledgeAs(
+          actor,
+          params.name ?? '',
+          await readJson(req),
+          'api',
+        );
+        this.o.log.info(
+          {
+            event: 'ack:created',
+            subscription: view.subscription,
+            service: view.service,
+            subject: view.subject,
+            created: view.created,
+            tokenId: actor.tokenId,
+          },
+          `episode acknowledged through the API`,
+        );
+        return { status: view.created ? 201 : 200, body: view };
       },
       deleteSubscription: async ({ actor, params }) => ({
         status: 200,

@@ -14,6 +14,8 @@ import { ApiStore, type ConfigView } from './store.js';
 import { TokenStore, type Actor } from './tokens.js';
 import type { Silence, SilenceDraft } from '../silences/model.js';
 import type { EgressPolicy } from '../egress/policy.js';
+import type { NoiseStore } from '../noise/store.js';
+import { AckService } from './acks.js';
 
 export interface TenancyApiOptions {
   redis: RedisClient;
@@ -35,6 +37,8 @@ export interface TenancyApiOptions {
    */
   egressFor?: (source: 'config' | 'api') => EgressPolicy | undefined;
   budget?: (categories: readonly string[]) => string | null;
+  /** Noise state (acknowledgements: `POST /api/v1/subscriptions/{name}/acks`, console, Slack). */
+  noise?: NoiseStore;
   now?: () => number;
   pollMs?: number;
 }
@@ -44,6 +48,8 @@ export class TenancyApi {
   readonly tokens: TokenStore;
   readonly runtime: ApiRuntime;
   readonly http: ApiHttp;
+  /** Acknowledgements (null without the noise state: tests of the API alone). */
+  readonly acks: AckService | null;
   private readonly silences: SilenceStore;
   /** `TenancyApiOptions.egressFor` (unrestricted when not given). */
   readonly egressFor: (source: 'config' | 'api') => EgressPolicy | undefined;
@@ -76,7 +82,17 @@ export class TenancyApi {
       now,
       ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
     });
+    this.acks =
+      o.noise === undefined
+        ? null
+        : new AckService({
+            noise: o.noise,
+            store: this.store,
+            subscriptions: () => this.runtime.subscriptions(),
+            now,
+          });
     this.http = new ApiHttp({
+      acks: this.acks,
       store: this.store,
       tokens: this.tokens,
       services: new ServiceSearch(o.redis, o.keys),

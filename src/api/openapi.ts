@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { EVENT_KINDS } from '../config/events.js';
 import { silenceRequestSchema, silenceSchema } from '../silences/model.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
+import { ackRequestSchema, ackViewSchema } from './acks.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pages.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -88,6 +89,15 @@ export const ROUTES = [
     operationId: 'deleteSubscription',
     summary: 'Delete a subscription (closings of what it was told are still delivered for 7 days)',
     ok: { 200: 'Deleted' },
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/subscriptions/{name}/acks',
+    operationId: 'acknowledge',
+    summary:
+      "Acknowledge an open episode of a subscription (a team's own; admins: any): its reminders stop until the closing (docs/acting-on-alerts.md)",
+    body: 'AckInput',
+    ok: { 201: 'Ack', 200: 'Ack' },
   },
   {
     method: 'GET',
@@ -479,9 +489,12 @@ function components(): Json {
         team: { type: 'string' },
         action: {
           type: 'string',
-          enum: ['create', 'update', 'delete', 'revoke', 'rotate', 'expire'],
+          enum: ['create', 'update', 'delete', 'revoke', 'rotate', 'expire', 'acknowledge'],
         },
-        kind: { type: 'string', enum: ['channel', 'subscription', 'token', 'secrets', 'silence'] },
+        kind: {
+          type: 'string',
+          enum: ['channel', 'subscription', 'token', 'secrets', 'silence', 'ack'],
+        },
         name: { type: 'string' },
         address: { type: 'string' },
         diff: {
@@ -535,6 +548,8 @@ function components(): Json {
       required: ['keyId', 'rotated', 'current', 'unreadable'],
     },
     OpenApiDocument: { type: 'object' },
+    AckInput: jsonSchema(ackRequestSchema),
+    Ack: jsonSchema(ackViewSchema),
   };
 }
 

@@ -102,6 +102,7 @@ describe('parseConfig: a valid config', () => {
         adminToken: undefined,
         quotas: DEFAULT_QUOTAS,
         egress: { allow: [], configChannels: 'exempt' },
+        slackInteractionsPath: '/slack/interactions',
       },
       channels: {
         oncall: {

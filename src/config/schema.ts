@@ -376,6 +376,20 @@ const serverSchema = z
       )
       .transform((url) => url.replace(/\/+$/, ''))
       .optional(),
+    /**
+     * Where the Slack app's buttons post their interactions (docs/acting-on-alerts.md): the
+     * app's Interactivity Request URL is `publicUrl` + this path.
+     */
+    slackInteractionsPath: z
+      .string({ error: expected('a path such as /slack/interactions') })
+      .regex(/^\/[A-Za-z0-9._~/-]{1,200}$/, {
+        error: 'expected a path such as /slack/interactions',
+      })
+      .refine((p) => !/^\/(api|admin|healthz|readyz|metrics)(\/|$)/.test(p), {
+        error:
+          'must not be one of the ops server’s own paths (/api, /admin, /healthz, /readyz, /metrics)',
+      })
+      .default('/slack/interactions'),
     /** The web console at `/` (sessions, trusted proxies, proxy login). */
     console: consoleConfigSchema.optional(),
     /** Per-team limits of the tenancy API's stored objects (src/api/quota-config.ts). */

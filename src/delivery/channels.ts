@@ -34,6 +34,11 @@ export class ChannelRegistry {
     return Object.keys(this.configs);
   }
 
+  /** Every channel's config, by name (the Slack buttons' handler finds the app channels here). */
+  all(): Readonly<Record<string, ChannelConfig>> {
+    return this.configs;
+  }
+
   get(name: string): Channel | undefined {
     let channel = this.channels.get(name);
     if (channel === undefined) {

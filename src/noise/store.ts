@@ -81,8 +81,6 @@ export const ROUTED_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export class NoiseStore {
   /** Acknowledgements of episodes (src/noise/acks.ts). */
   readonly acks: AckStore;
-  /** Ends "silence until resolved" silences at the closing (through the silences' owner). */
-  private readonly silenceStore: SilenceStore;
   private readonly scripts: Scripts;
   /** The stored text of each told entry `allTold` returned: `updateTold` compares against it. */
   private readonly toldText = new WeakMap<ToldEntry, string>();
@@ -93,7 +91,6 @@ export class NoiseStore {
   ) {
     this.scripts = scripts(redis);
     this.acks = new AckStore(redis, keys);
-    this.silenceStore = new SilenceStore(redis, keys);
   }
 
   private k(...parts: string[]): string {
@@ -269,7 +266,7 @@ export class NoiseStore {
     this.acks.queueClear(m, [...closedAcks.values()]);
     const replies = await m.exec();
     for (const [err] of replies ?? []) if (err !== null) throw err;
-    if (closedLifecycles.size > 0) await this.endUntilResolved([...closedLifecycles]);
+    if (closedLifecycles.size > 0) await this.endUntilResolved([...closedLifecycles], now);
   }
 
   /**
@@ -277,10 +274,12 @@ export class NoiseStore {
    * a crash in between leaves them to end at their own `endsAt` (bounded); a re-run of the batch
    * finds nothing left to take. Other replicas' silence caches see the end within 2 s.
    */
-  private async endUntilResolved(lifecycles: readonly string[]): Promise<void> {
-    for (const id of await this.acks.takeUntilResolved(lifecycles)) {
-      await this.silenceStore.expire(id);
-    }
+  private async endUntilResolved(lifecycles: readonly string[], now: number): Promise<void> {
+    const ids = await this.acks.takeUntilResolved(lifecycles);
+    if (ids.length === 0) return;
+    // On the routing clock (`now`), through the silences' owner.
+    const silences = new SilenceStore(this.redis, this.keys, () => now);
+    for (const id of ids) await silences.expire(id);
   }
 
   /**
@@ -325,6 +324,34 @@ export class NoiseStore {
       at: now,
       expiresAt: now + ACK_TTL_MS,
     });
+  }
+
+  /**
+   * The told entries of one route (HSCAN over its fields: a button press, not a hot path). A
+   * corrupt entry is left out (counted).
+   */
+  async toldOfRoute(route: { subscription: string; channel: string }): Promise<ToldEntry[]> {
+    const glob = (text: string): string => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+    const match = `${glob(route.subscription)}|${glob(route.channel)}|*`;
+    const out: ToldEntry[] = [];
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.redis.hscan(
+        this.k('told'),
+        cursor,
+        'MATCH',
+        match,
+        'COUNT',
+        500,
+      );
+      cursor = next;
+      for (let i = 1; i < flat.length; i += 2) {
+        const entry = decode(TOLD_ENTRY, flat[i] ?? '');
+        if (entry === undefined) countCorrupt(TOLD_ENTRY.kind);
+        else out.push(entry);
+      }
+    } while (cursor !== '0');
+    return out;
   }
 
   /**

@@ -266,6 +266,12 @@ export const KEYSPACE = {
     SLACK_APP,
     "one delivery's progress (30 days)",
   ),
+  slackSeen: family(
+    'slack:seen:<hash>',
+    'string',
+    'src/notify/slack/interactions.ts',
+    "a Slack interaction's signature seen (10 minutes): a replay is refused",
+  ),
   emailDeferred: family(
     'email:deferred:<delivery id>',
     'set',

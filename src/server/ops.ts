@@ -59,6 +59,15 @@ export interface OpsServerOptions {
    * refused before any token is checked or counted. Default none.
    */
   ownSockets?: OwnSockets;
+  /**
+   * The Slack app buttons' interactions at their path (`src/notify/slack/interactions.ts`): the
+   * request is verified there, by the Slack app's signature, not by a token.
+   */
+  slack?: {
+    path(): string;
+    handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+    close(): Promise<void>;
+  };
   /** The web console at `/` and `/feeds/` (src/console); answers false for paths not its own. */
   console?: { handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> };
   log: Logger;
@@ -189,6 +198,8 @@ export class OpsServer {
       );
       return;
     }
+    if (this.options.slack !== undefined && path === this.options.slack.path())
+      return this.options.slack.handle(req, res);
     if (path.startsWith('/admin/')) return this.admin(req, res, url);
     if (this.options.api !== undefined && (path === '/api/v1' || path.startsWith('/api/v1/')))
       return this.options.api.handle(req, res, url);
@@ -284,6 +295,8 @@ export class OpsServer {
         resolve();
       }),
     );
+    // Button actions answered already finish (their Slack message edit included).
+    await this.options.slack?.close();
   }
 }
 

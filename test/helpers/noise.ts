@@ -23,6 +23,8 @@ export interface NoiseHarness {
   hook: Receiver;
   slack: Receiver;
   config: Config;
+  /** The channel registry the delivery worker sends through. */
+  registry: ChannelRegistry;
   handoff: Handoff;
   /** The delivery queue routing enqueues to. */
   deliveries: DeliveryQueue;
@@ -59,6 +61,10 @@ export async function noiseHarness(
     routingLockMs?: number;
     /** How the webhook receiver answers (default 204 to everything). */
     hookReply?: Parameters<typeof startReceiver>[0];
+    /** More channels (a Slack app's, say), next to `hook` and `chat`. */
+    channels?: Record<string, unknown>;
+    /** Notifiers get Redis state under the harness prefix (Slack app mode's living messages). */
+    channelState?: boolean;
   },
 ): Promise<NoiseHarness> {
   const clock = { now: o.start };
@@ -75,6 +81,7 @@ export async function noiseHarness(
       channels: {
         hook: { type: 'webhook', url: hook.url, secret: WEBHOOK_SECRET },
         chat: { type: 'slack', webhookUrl: slack.url },
+        ...o.channels,
       },
       subscriptions,
     }),
@@ -83,7 +90,12 @@ export async function noiseHarness(
   );
   const log = silentLogger();
   const now = (): number => clock.now;
-  const registry = new ChannelRegistry(config.channels);
+  const registry = new ChannelRegistry(
+    config.channels,
+    o.channelState === true
+      ? { state: { redis: tr.redis, key: (...parts: string[]) => tr.keys.key(...parts) } }
+      : {},
+  );
   const stages = composeStages({
     connection: tr.redis,
     keys: tr.keys,
@@ -110,6 +122,7 @@ export async function noiseHarness(
     hook,
     slack,
     config,
+    registry,
     handoff,
     deliveries: stages.deliveries,
     router: stages.router,

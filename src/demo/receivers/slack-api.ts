@@ -18,8 +18,13 @@
  *   `channel_not_found` / `message_not_found`); text without blocks removes the blocks, as Slack
  *   documents;
  * - `failNext` scripts the next answers (429 ratelimited with Retry-After, `ok:false` with any error
- *   code, an HTTP status such as 500); `hold` keeps requests waiting until released.
+ *   code, an HTTP status such as 500); `hold` keeps requests waiting until released;
+ * - interactivity (docs.slack.dev/interactivity/handling-user-interaction and
+ *   …/authentication/verifying-requests-from-slack): `responseUrl()` makes a `response_url` whose
+ *   POSTs are kept in `responses`; `blockActions` builds the `block_actions` payload Slack sends
+ *   when a button of a message is clicked, and `signRequest` signs a body as Slack does.
  */
+import { createHmac } from 'node:crypto';
 import { startReceiverServer } from './http.js';
 
 /** Slack's documented limits the receiver enforces. */
@@ -109,6 +114,10 @@ export interface SlackApiReceiver {
   hold(method?: string): SlackApiHold;
   /** Resolves once `count` requests have arrived. */
   waitForCalls(count: number, timeoutMs?: number): Promise<SlackApiCall[]>;
+  /** A new `response_url` of this receiver (`<origin>/response/<n>`). */
+  responseUrl(): string;
+  /** What was POSTed to the response URLs, in order (parsed JSON bodies). */
+  responses: { url: string; body: unknown }[];
   /** Deletes a parent (as a user deleting it would): later updates get `message_not_found`. */
   deleteMessage(channel: string, ts: string): boolean;
   close(): Promise<void>;
@@ -337,9 +346,21 @@ export async function startSlackApiReceiver(
   const gateFor = (method: string): Gate | undefined =>
     gates.find((g) => !g.open && (g.method === undefined || g.method === method));
 
+  const responses: { url: string; body: unknown }[] = [];
+  let responseUrls = 0;
   const server = await startReceiverServer(
     async ({ url, headers, body: raw, overLimit, method: verb }) => {
       const body = overLimit ? null : raw.toString('utf8');
+      if (url.pathname.startsWith('/response/')) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(body ?? '');
+        } catch {
+          parsed = body;
+        }
+        responses.push({ url: `${server.origin}${url.pathname}`, body: parsed });
+        return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' };
+      }
       const method = url.pathname.startsWith('/api/') ? url.pathname.slice('/api/'.length) : '';
       const args = body === null ? null : parseArguments(body, headers['content-type']);
       const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? '')?.[1] ?? null;
@@ -388,6 +409,11 @@ export async function startSlackApiReceiver(
   return {
     url: `${server.origin}/api`,
     calls,
+    responses,
+    responseUrl() {
+      responseUrls++;
+      return `${server.origin}/response/${String(responseUrls)}`;
+    },
     messages(channel) {
       const id = resolveChannel(channel);
       return id === null ? [] : (byChannel.get(id) ?? []);
@@ -437,5 +463,91 @@ export async function startSlackApiReceiver(
       }
       await server.close();
     },
+  };
+}
+
+/** What a user clicking a button of a message makes Slack send (the fields Slack documents). */
+export interface BlockActionsInput {
+  /** The conversation id and the message (as the stand-in keeps it). */
+  channelId: string;
+  message: Pick<SlackApiMessage, 'ts' | 'text' | 'blocks'>;
+  /** The clicked button's `action_id`; its `value` is read from the message's blocks. */
+  actionId: string;
+  user: { id: string; username: string };
+  responseUrl: string;
+  /** Overrides the button's value (a forged or stale value). */
+  value?: string;
+}
+
+/**
+ * The form body Slack POSTs to the app's Request URL: `payload=<json>`, a `block_actions`
+ * payload with the user, the container (channel and message ts), the message itself and the
+ * action (action_id, block_id, value).
+ */
+export function blockActions(input: BlockActionsInput): string {
+  const actions = input.message.blocks.filter(
+    (b): b is { type: string; block_id?: string; elements?: Record<string, unknown>[] } =>
+      typeof b === 'object' && b !== null && (b as { type?: unknown }).type === 'actions',
+  );
+  const block = actions.find((b) => b.elements?.some((e) => e.action_id === input.actionId));
+  const button = block?.elements?.find((e) => e.action_id === input.actionId);
+  const payload = {
+    type: 'block_actions',
+    user: {
+      id: input.user.id,
+      username: input.user.username,
+      name: input.user.username,
+      team_id: 'T0STAND',
+    },
+    api_app_id: 'A0STATUSWATCH',
+    token: 'deprecated-verification-token',
+    container: {
+      type: 'message',
+      message_ts: input.message.ts,
+      channel_id: input.channelId,
+      is_ephemeral: false,
+    },
+    trigger_id: '1.2.3',
+    team: { id: 'T0STAND', domain: 'standin' },
+    channel: { id: input.channelId, name: 'alerts' },
+    message: {
+      type: 'message',
+      ts: input.message.ts,
+      text: input.message.text,
+      blocks: input.message.blocks,
+    },
+    response_url: input.responseUrl,
+    actions: [
+      {
+        type: 'button',
+        action_id: input.actionId,
+        block_id: block?.block_id ?? 'unknown',
+        text: button?.text ?? { type: 'plain_text', text: '?' },
+        value: input.value ?? (typeof button?.value === 'string' ? button.value : ''),
+        action_ts: String(Date.now() / 1000),
+      },
+    ],
+  };
+  return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+}
+
+/**
+ * The headers Slack adds to a request signed with the app's signing secret:
+ * `X-Slack-Request-Timestamp` (Unix seconds) and `X-Slack-Signature`, `v0=` and the hex
+ * HMAC-SHA256 of `v0:<timestamp>:<body>`.
+ */
+export function signRequest(
+  signingSecret: string,
+  body: string,
+  timestampSeconds: number,
+): Record<string, string> {
+  const timestamp = String(Math.floor(timestampSeconds));
+  const digest = createHmac('sha256', signingSecret)
+    .update(`v0:${timestamp}:${body}`)
+    .digest('hex');
+  return {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-slack-request-timestamp': timestamp,
+    'x-slack-signature': `v0=${digest}`,
   };
 }

@@ -19,6 +19,9 @@ const BOT_TOKEN = /^xoxb-[A-Za-z0-9-]+$/;
 const CHANNEL_ID = /^[CGD][A-Z0-9]{4,}$/;
 const CHANNEL_NAME = /^#[\p{Ll}\p{Lo}\p{Lm}\p{N}_-][\p{Ll}\p{Lo}\p{Lm}\p{N}._-]{0,79}$/u;
 
+/** A signing secret: Slack's are 32 hex digits; any 16 to 128 letters and digits are taken. */
+const SIGNING_SECRET = /^[A-Za-z0-9]{16,128}$/;
+
 /** Which thread replies are also shown in the channel (`reply_broadcast`). */
 export const SLACK_REPLY_BROADCAST = ['closing', 'all', 'none'] as const;
 export type SlackReplyBroadcast = (typeof SLACK_REPLY_BROADCAST)[number];
@@ -52,10 +55,21 @@ export const slackAppConfigShape = {
   mention: slackChannelConfigSchema.shape.mention,
   /** Per-request timeout in milliseconds (default 10 s). */
   timeoutMs: intField(1, 300_000).optional(),
+  /**
+   * The Slack app's Signing Secret (Basic Information → App Credentials); a secret. With it the
+   * living message carries the Acknowledge and Silence buttons, and the ops server accepts the
+   * app's interactions signed with it (docs/acting-on-alerts.md). Without it: no buttons.
+   */
+  signingSecret: z
+    .string({ error: expected("the Slack app's signing secret") })
+    .refine((value) => SIGNING_SECRET.test(value), {
+      error: 'expected a Slack signing secret: 16 to 128 letters and digits',
+    })
+    .optional(),
 };
 
 /** Paths of the app mode's secret fields, relative to the channel (for pino's `redact`). */
-export const SLACK_APP_SECRET_PATHS: readonly string[] = ['botToken'];
+export const SLACK_APP_SECRET_PATHS: readonly string[] = ['botToken', 'signingSecret'];
 
 /** A standalone app-mode channel: `type: slack` plus the app fields. */
 export const slackAppChannelConfigSchema = z.strictObject({
@@ -68,8 +82,14 @@ export const slackAppChannelConfigSchema = z.strictObject({
 export type SlackAppChannelConfig = z.output<typeof slackAppChannelConfigSchema>;
 
 /** Every form the channel's secret may take in a text. */
-export function slackAppSecrets(config: Pick<SlackAppChannelConfig, 'botToken'>): string[] {
-  return [config.botToken, `Bearer ${config.botToken}`];
+export function slackAppSecrets(
+  config: Pick<SlackAppChannelConfig, 'botToken'> & { signingSecret?: string | undefined },
+): string[] {
+  return [
+    config.botToken,
+    `Bearer ${config.botToken}`,
+    ...(config.signingSecret === undefined ? [] : [config.signingSecret]),
+  ];
 }
 
 /** What `check-config` prints: the API host and the channel, never the token. */

@@ -14,6 +14,7 @@
  */
 import type { Transition } from '../../diff/transition.js';
 import { episodeKey, roleOf } from '../episode.js';
+import { scopeRef } from './message-store.js';
 import {
   changeSummary,
   describe,
@@ -38,6 +39,7 @@ import {
   withMention,
   SLACK_LIMITS,
   type SlackBlock,
+  type SlackButton,
   type SlackPayload,
 } from './render.js';
 
@@ -45,6 +47,98 @@ import {
 export interface SlackEpisodeState {
   /** When the episode's first notified transition was observed (Unix ms); null when unknown. */
   openedAt: number | null;
+  /**
+   * The buttons (the channel has a signing secret): `ref` names the episode's reference
+   * (`scopeRef`), `acked` leaves Acknowledge out. None on a closing.
+   */
+  actions?: { ref: string; acked: boolean } | null | undefined;
+  /** What was done from the buttons, one line each (ours: user ids and times only). */
+  notes?: readonly string[] | undefined;
+}
+
+/** The `action_id`s of the living message's buttons (src/notify/slack/interactions.ts). */
+export const SLACK_ACTIONS = {
+  ack: 'statuswatch_ack',
+  silence1h: 'statuswatch_silence_1h',
+  silence4h: 'statuswatch_silence_4h',
+  silenceResolved: 'statuswatch_silence_resolved',
+} as const;
+export type SlackActionId = (typeof SLACK_ACTIONS)[keyof typeof SLACK_ACTIONS];
+/** The `block_id`s of the buttons and of the notes: edits replace these blocks. */
+export const SLACK_ACTIONS_BLOCK = 'statuswatch_actions';
+export const SLACK_NOTES_BLOCK = 'statuswatch_notes';
+
+function button(actionId: SlackActionId, text: string, ref: string, primary = false): SlackButton {
+  return {
+    type: 'button',
+    action_id: actionId,
+    text: { type: 'plain_text', text },
+    value: ref,
+    ...(primary ? { style: 'primary' } : {}),
+  };
+}
+
+/** The buttons of an open episode's parent; `value` is the reference only, never a name. */
+export function actionsBlock(ref: string, acked: boolean): SlackBlock {
+  return {
+    type: 'actions',
+    block_id: SLACK_ACTIONS_BLOCK,
+    elements: [
+      ...(acked ? [] : [button(SLACK_ACTIONS.ack, 'Acknowledge', ref, true)]),
+      button(SLACK_ACTIONS.silence1h, 'Silence 1h', ref),
+      button(SLACK_ACTIONS.silence4h, 'Silence 4h', ref),
+      button(SLACK_ACTIONS.silenceResolved, 'Silence until resolved', ref),
+    ],
+  };
+}
+
+/** The notes of the buttons' actions, as one context block. */
+export function notesBlock(notes: readonly string[]): SlackBlock {
+  return {
+    type: 'context',
+    block_id: SLACK_NOTES_BLOCK,
+    elements: [
+      {
+        type: 'mrkdwn',
+        text: limitMrkdwn(notes.slice(-5).join('\n'), SLACK_LIMITS.contextElementText),
+      },
+    ],
+  };
+}
+
+/**
+ * A parent's blocks with what was done from its buttons: the notes before the buttons, and no
+ * Acknowledge button once acknowledged.
+ */
+export function withActionNotes(
+  blocks: readonly SlackBlock[],
+  notes: readonly string[],
+  acked: boolean,
+): SlackBlock[] {
+  if (notes.length === 0 && !acked) return [...blocks];
+  const actions = blocks.find(
+    (b): b is Extract<SlackBlock, { type: 'actions' }> =>
+      b.type === 'actions' && b.block_id === SLACK_ACTIONS_BLOCK,
+  );
+  const ref = actions?.elements[0]?.value;
+  return withActionBlocks(blocks, notes, ref === undefined ? null : { ref, acked });
+}
+
+/** The blocks of an episode's parent after its buttons or notes change (the rest kept). */
+export function withActionBlocks(
+  blocks: readonly SlackBlock[],
+  notes: readonly string[],
+  actions: { ref: string; acked: boolean } | null,
+): SlackBlock[] {
+  const kept = blocks.filter(
+    (b) =>
+      !('block_id' in b) ||
+      (b.block_id !== SLACK_ACTIONS_BLOCK && b.block_id !== SLACK_NOTES_BLOCK),
+  );
+  const tail: SlackBlock[] = [];
+  if (notes.length > 0) tail.push(notesBlock(notes));
+  if (actions !== null) tail.push(actionsBlock(actions.ref, actions.acked));
+  return [...kept.slice(0, SLACK_LIMITS.blocks - tail.length), ...tail];
 }
 
 export interface SlackAppRenderOptions {
@@ -52,6 +146,8 @@ export interface SlackAppRenderOptions {
   mention?: string | undefined;
   /** The reply is also shown in the channel (`reply_broadcast`): it carries the mention too. */
   broadcast?: boolean | undefined;
+  /** The parent of an open episode carries the buttons (the channel has a signing secret). */
+  buttons?: boolean | undefined;
 }
 
 /** One episode's living message: the parent (current state) and the thread reply (the change). */
@@ -154,7 +250,15 @@ export function renderEpisodeParent(
     withMention(options.mention, esc(heading, SLACK_LIMITS.text)),
     SLACK_LIMITS.text,
   );
-  return { text, blocks: blocks.slice(0, SLACK_LIMITS.blocks) };
+  const ref = scopeRef({
+    subscription: notification.subscription,
+    channel: notification.channel,
+    episode: episodeKey(transition),
+  });
+  const actions = isClosing(transition)
+    ? null
+    : (state.actions ?? (options.buttons === true ? { ref, acked: false } : null));
+  return { text, blocks: withActionBlocks(blocks, state.notes ?? [], actions) };
 }
 
 /** The reply in the thread: what changed, the latest update, the delivery id. */

@@ -56,6 +56,8 @@ import {
   type SlackMessageStore,
 } from './message-store.js';
 import type { SlackPayload } from './render.js';
+import { withActionNotes } from './app-render.js';
+import type { SlackMessageRef } from './message-store.js';
 import { applySlackTemplate } from './templated.js';
 import { renderTemplates, templatesFor } from '../template.js';
 
@@ -286,17 +288,20 @@ export function createSlackAppNotifier(
       ...extra,
     });
 
-  const edit = (address: SlackMessageAddress, payload: SlackPayload) =>
+  /** Edits a parent; what was done from its buttons (the reference's notes) stays on it. */
+  const edit = (address: SlackMessageAddress & Partial<SlackMessageRef>, payload: SlackPayload) =>
     call('chat.update', {
       channel: address.channelId,
       ts: address.ts,
       text: payload.text,
-      blocks: payload.blocks,
+      blocks: withActionNotes(payload.blocks, address.notes ?? [], address.acked === true),
     });
 
+  // With a signing secret the parents carry the buttons (src/notify/slack/interactions.ts).
   const renderOptions = (broadcast = false): SlackAppRenderOptions => ({
     mention: config.mention,
     broadcast,
+    buttons: config.signingSecret !== undefined,
   });
 
   function broadcastFor(transition: Transition): boolean {

@@ -177,6 +177,7 @@ export const slackKindSchema = z
     type: z.literal('slack'),
     webhookUrl: slackChannelConfigSchema.shape.webhookUrl.optional(),
     botToken: slackAppConfigShape.botToken.optional(),
+    signingSecret: slackAppConfigShape.signingSecret,
     channel: slackAppConfigShape.channel.optional(),
     apiUrl: httpUrlField().optional(),
     replyBroadcast: z
@@ -222,7 +223,7 @@ export const slackKindSchema = z
       });
     }
     if (!app) {
-      for (const field of ['channel', 'apiUrl', 'replyBroadcast'] as const) {
+      for (const field of ['channel', 'apiUrl', 'replyBroadcast', 'signingSecret'] as const) {
         if (config[field] !== undefined) {
           ctx.addIssue({
             code: 'custom',
@@ -251,6 +252,7 @@ export function slackAppConfigOf(config: SlackKindConfig): SlackAppChannelConfig
     ...(config.mention === undefined ? {} : { mention: config.mention }),
     ...(config.timeoutMs === undefined ? {} : { timeoutMs: config.timeoutMs }),
     ...(config.templates === undefined ? {} : { templates: config.templates }),
+    ...(config.signingSecret === undefined ? {} : { signingSecret: config.signingSecret }),
   };
 }
 
@@ -284,12 +286,15 @@ export const slackKind = defineChannelKind({
   secretPaths: ['webhookUrl', ...SLACK_APP_SECRET_PATHS],
   secrets: (config) => [
     ...(config.webhookUrl === undefined ? [] : webhookSecrets(config.webhookUrl)),
-    ...(config.botToken === undefined ? [] : slackAppSecrets({ botToken: config.botToken })),
+    ...(config.botToken === undefined
+      ? []
+      : slackAppSecrets({ botToken: config.botToken, signingSecret: config.signingSecret })),
   ],
   redact: (config) => ({
     ...config,
     ...(config.webhookUrl === undefined ? {} : { webhookUrl: redactUrlPath(config.webhookUrl) }),
     ...(config.botToken === undefined ? {} : { botToken: REDACTED }),
+    ...(config.signingSecret === undefined ? {} : { signingSecret: REDACTED }),
   }),
   describe: (config) => {
     const app = slackAppConfigOf(config);

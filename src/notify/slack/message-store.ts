@@ -36,6 +36,15 @@ export interface SlackMessageRef {
   openedAt: number | null;
   /** A closing was told: the next notification of this episode key starts a new parent. */
   closed: boolean;
+  /**
+   * Whose living message, for the buttons (`interactions.ts`): a button carries only the hash of
+   * the scope (`scopeRef`), and the handler finds the episode here. Absent in older references.
+   */
+  scope?: SlackMessageScope | undefined;
+  /** What was done from the buttons ("Acknowledged by <@U…> at …"), shown on every edit. */
+  notes?: string[] | undefined;
+  /** Acknowledged from Slack: the Acknowledge button is left out of later edits. */
+  acked?: boolean | undefined;
 }
 
 /** A message: conversation id and ts. */
@@ -69,6 +78,15 @@ const refShape = zodShape<SlackMessageRef>(
     openedBy: z.string(),
     openedAt: z.number().nullable(),
     closed: z.boolean(),
+    scope: z
+      .object({
+        subscription: z.string(),
+        channel: z.string(),
+        episode: z.string(),
+      })
+      .optional(),
+    notes: z.array(z.string()).max(20).optional(),
+    acked: z.boolean().optional(),
   }),
 );
 
@@ -108,6 +126,26 @@ export interface SlackMessageStore {
   ): Promise<void>;
   /** Writes the episode's reference alone. */
   setRef(scope: SlackMessageScope, ref: SlackMessageRef): Promise<void>;
+  /** The reference stored under a button's value (`scopeRef`); null for none or a malformed one. */
+  getRefByHash(ref: string): Promise<SlackMessageRef | null>;
+}
+
+/** What a button carries: the hash that names the episode's reference (32 hex digits). */
+export function scopeRef(scope: SlackMessageScope): string {
+  return hash([scope.subscription, scope.channel, scope.episode]);
+}
+
+/** The reference as stored: with its scope, so a button's hash leads back to the episode. */
+function withScope(scope: SlackMessageScope, ref: SlackMessageRef): SlackMessageRef {
+  return {
+    ...ref,
+    scope: { subscription: scope.subscription, channel: scope.channel, episode: scope.episode },
+  };
+}
+
+/** Whether a button value has the form of a `scopeRef`. */
+export function isScopeRef(value: unknown): value is string {
+  return typeof value === 'string' && /^[0-9a-f]{32}$/.test(value);
 }
 
 function hash(parts: readonly string[]): string {
@@ -150,8 +188,7 @@ export function createSlackMessageStore(
   const claimTtlMs = options.claimTtlMs ?? 60_000;
   const waitMs = options.waitMs ?? 15_000;
   const pollMs = options.pollMs ?? 50;
-  const scopeHash = (scope: SlackMessageScope): string =>
-    hash([scope.subscription, scope.channel, scope.episode]);
+  const scopeHash = scopeRef;
   const refKey = (scope: SlackMessageScope): string =>
     state.key('slack-app', 'ref', scopeHash(scope));
   const claimKey = (scope: SlackMessageScope): string =>
@@ -237,7 +274,12 @@ export function createSlackMessageStore(
           SLACK_MESSAGE_TTL_SECONDS,
         );
       if (ref !== undefined) {
-        multi.set(refKey(ref.scope), encode(refShape, ref.ref), 'EX', SLACK_MESSAGE_TTL_SECONDS);
+        multi.set(
+          refKey(ref.scope),
+          encode(refShape, withScope(ref.scope, ref.ref)),
+          'EX',
+          SLACK_MESSAGE_TTL_SECONDS,
+        );
       }
       const results = await redisOp('write', () => multi.exec());
       const failed = results?.find(([error]) => error !== null)?.[0];
@@ -246,9 +288,19 @@ export function createSlackMessageStore(
       }
     },
 
+    async getRefByHash(ref) {
+      if (!isScopeRef(ref)) return null;
+      return readRef(await redisOp('read', () => redis.get(state.key('slack-app', 'ref', ref))));
+    },
+
     async setRef(scope, ref) {
       await redisOp('write', () =>
-        redis.set(refKey(scope), encode(refShape, ref), 'EX', SLACK_MESSAGE_TTL_SECONDS),
+        redis.set(
+          refKey(scope),
+          encode(refShape, withScope(scope, ref)),
+          'EX',
+          SLACK_MESSAGE_TTL_SECONDS,
+        ),
       );
     },
   };

@@ -54,11 +54,21 @@ interface MrkdwnText {
   text: string;
 }
 
+/** A Block Kit button (app mode's living message: src/notify/slack/app-render.ts). */
+export interface SlackButton {
+  type: 'button';
+  action_id: string;
+  text: PlainText;
+  value: string;
+  style?: 'primary' | 'danger';
+}
+
 export type SlackBlock =
   | { type: 'header'; text: PlainText }
   | { type: 'section'; text: MrkdwnText }
-  | { type: 'context'; elements: MrkdwnText[] }
-  | { type: 'divider' };
+  | { type: 'context'; elements: MrkdwnText[]; block_id?: string }
+  | { type: 'divider' }
+  | { type: 'actions'; block_id: string; elements: SlackButton[] };
 
 export interface SlackPayload {
   /** Fallback text (notifications, screen readers); mrkdwn, escaped. */
