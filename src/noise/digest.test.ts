@@ -154,6 +154,16 @@ const INCIDENT_AND_STATUS_LINES = [
 ];
 
 describe('buildDigest: a week of history', () => {
+  it('a still-open incident someone acknowledged says by whom', () => {
+    const digest = buildDigest(weekInput({ acknowledged: new Map([['adyen-open', 'alice']]) }));
+    expect(digest.summary).toContain(
+      'Adyen — Payouts delayed: still open since Fri 13 Nov 18:00 (9d 14h), acknowledged by alice',
+    );
+    expect(digest.summary).toContain(
+      'Stripe — Webhook delays: still open since Sun 21:10 (10h 50m)',
+    );
+  });
+
   it('premium: title, every summary line, transitions most relevant first', () => {
     const digest = buildDigest(weekInput());
     expect(digest.title).toBe('Weekly digest for payments: 16–23 Nov 2026');

@@ -14,7 +14,10 @@ import {
   renderEpisodeParent,
   renderEpisodeReply,
   renderSlackApp,
+  SLACK_ACTIONS,
+  SLACK_ACTIONS_BLOCK,
   statusEmoji,
+  withActionNotes,
 } from './app-render.js';
 import { renderSlack, SLACK_LIMITS, type SlackPayload } from './render.js';
 
@@ -247,5 +250,37 @@ describe('renderSlackApp', () => {
       const rendered = renderSlackApp(n, { openedAt: null }, { mention: '<!here>' });
       expect(rendered).toEqual({ kind: 'post', post: renderSlack(n, { mention: '<!here>' }) });
     }
+  });
+});
+
+describe('the living message buttons', () => {
+  const actionsOf = (payload: SlackPayload) =>
+    payload.blocks.find((b) => b.type === 'actions' && b.block_id === SLACK_ACTIONS_BLOCK);
+
+  it('an open episode of a channel with a signing secret carries the four buttons, valued by its reference only', () => {
+    const n = notification([transition('incident.opened')], { type: 'event' });
+    const first = n.transitions[0] as Transition;
+    const parent = renderEpisodeParent(n, first, { openedAt: OPENED_AT }, { buttons: true });
+    const actions = actionsOf(parent);
+    expect(actions?.type === 'actions' ? actions.elements.map((e) => e.action_id) : []).toEqual(
+      Object.values(SLACK_ACTIONS),
+    );
+    const values =
+      actions?.type === 'actions' ? new Set(actions.elements.map((e) => e.value)) : new Set();
+    expect(values.size).toBe(1);
+    expect([...values][0]).toMatch(/^[0-9a-f]{32}$/);
+    // Without the secret, and on a closing: no buttons.
+    expect(actionsOf(renderEpisodeParent(n, first, { openedAt: OPENED_AT }))).toBeUndefined();
+    const closing = transition('incident.resolved');
+    expect(
+      actionsOf(renderEpisodeParent(n, closing, { openedAt: OPENED_AT }, { buttons: true })),
+    ).toBeUndefined();
+    // Acknowledged: the notes go before the buttons, Acknowledge is gone.
+    const acked = withActionNotes(parent.blocks, ['Acknowledged by <@U1> at …'], true);
+    const after = acked.find((b) => b.type === 'actions');
+    expect(after?.type === 'actions' ? after.elements.map((e) => e.action_id) : []).not.toContain(
+      SLACK_ACTIONS.ack,
+    );
+    expect(JSON.stringify(acked)).toContain('Acknowledged by <@U1>');
   });
 });
