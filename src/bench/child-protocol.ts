@@ -35,7 +35,8 @@ export interface SinkEntry {
 export type ChildRequest =
   | { op: 'prepare'; id: number; kind: ChangeKind; fraction: number }
   | { op: 'change'; id: number; kind: ChangeKind }
-  | { op: 'count'; id: number }
+  /** The simulator's requests so far: all of them, or those of one pathname (`/api/v1/incidents`). */
+  | { op: 'count'; id: number; path?: string }
   | { op: 'entries'; id: number; from: number }
   | { op: 'close'; id: number };
 
@@ -101,7 +102,9 @@ export function parseChildRequest(value: unknown): ChildRequest | null {
     case 'change':
       return kind !== null ? { op: 'change', id, kind } : null;
     case 'count':
-      return { op: 'count', id };
+      return typeof value.path === 'string'
+        ? { op: 'count', id, path: value.path }
+        : { op: 'count', id };
     case 'entries':
       return typeof value.from === 'number' && Number.isInteger(value.from) && value.from >= 0
         ? { op: 'entries', id, from: value.from }
@@ -216,16 +219,26 @@ export class ChildHandle {
   }
 }
 
+/** The environment variable that gives the simulator child an API key (scopes SIM_KEY_SCOPES). */
+export const SIM_KEY_ENV = 'SWBENCH_SIM_KEY';
+/** What the simulator child's key may read: the premium polls the daemon makes with a key. */
+export const SIM_KEY_SCOPES = ['sla:read', 'scores:read'] as const;
+
 /**
  * Forks `child.js` with `args` (`['sim', '2000']`, `['sink']` or `['sink', 'record']`) and waits
- * for its URL.
+ * for its URL. `env` adds to this process's environment (a key in SIM_KEY_ENV: the simulator
+ * accepts it; through the environment, not argv, so that `ps` does not show it).
  */
 export async function startChild(
   args: readonly string[],
   timeoutMs = 120_000,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<ChildHandle> {
   const script = fileURLToPath(new URL('./child.js', import.meta.url));
-  const child = fork(script, [...args], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(script, [...args], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
+  });
   const ready = new Promise<string>((resolve, reject) => {
     const onMessage = (raw: unknown): void => {
       const reply = parseChildReply(raw);

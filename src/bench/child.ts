@@ -2,7 +2,8 @@
  * A forked helper process of the benchmark, so that its CPU is not counted in the bench's own:
  *
  * - `child.js sim <services>`: the upstream simulator, with a tiny IPC control channel to change
- *   1% of the services between poll cycles (status toggles, incidents opened and resolved).
+ *   1% of the services between poll cycles (status toggles, incidents opened and resolved); with
+ *   an API key in `SWBENCH_SIM_KEY` it answers the SLA and scores endpoints to that key.
  * - `child.js sink`: a webhook sink answering 200 to every POST, counting what it received.
  * - `child.js sink record`: the same sink, also recording for every POST when it arrived, its
  *   `webhook-id` header and the ids it is about (see `SinkEntry`); it verifies nothing (no
@@ -16,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import { toError } from '../errors.js';
 import { buildCatalog, createSimulator, type Simulator } from '../sim/index.js';
 import {
+  SIM_KEY_ENV,
+  SIM_KEY_SCOPES,
   SIM_SEED,
   clockMs,
   parseChildRequest,
@@ -46,7 +49,16 @@ function pickChangeSet(services: number, fraction: number): string[] {
 }
 
 async function runSim(services: number): Promise<void> {
-  const sim: Simulator = createSimulator({ services, seed: SIM_SEED, rateLimit: false });
+  // With a key (SIM_KEY_ENV), the SLA and scores endpoints answer the daemon's premium polls.
+  const key = process.env[SIM_KEY_ENV];
+  const sim: Simulator = createSimulator({
+    services,
+    seed: SIM_SEED,
+    rateLimit: false,
+    ...(key === undefined || key === ''
+      ? {}
+      : { keys: { [key]: { scopes: [...SIM_KEY_SCOPES] } } }),
+  });
   const url = await sim.listen(0, '127.0.0.1');
   let changeSet: string[] = [];
   let round = 0;
@@ -84,7 +96,7 @@ async function runSim(services: number): Promise<void> {
         return changeSet.length;
       }
       case 'count':
-        return sim.stats.requests;
+        return req.path === undefined ? sim.stats.requests : (sim.stats.byPath[req.path] ?? 0);
       case 'entries':
         throw new BenchError('bench_usage', 'the simulator child records no entries');
       case 'close':

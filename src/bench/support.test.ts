@@ -1,6 +1,10 @@
 import { parseConfig } from '../config/load.js';
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createRedis } from '../redis.js';
 import { parseSections } from './args.js';
@@ -11,10 +15,14 @@ import {
   REDIS_URL,
   benchConfigYaml,
   median,
+  metricSamples,
+  metricSum,
   percentile,
   ratio,
   SHIPPED_FLAGS,
+  threadBusySeconds,
 } from './support.js';
+import { stormThreadSettings } from './storm.js';
 
 describe('median and percentile', () => {
   it.each([
@@ -79,6 +87,13 @@ describe('child protocol', () => {
       from: 10,
     });
     expect(parseChildRequest({ op: 'entries', id: 4, from: -1 })).toBeNull();
+    expect(parseChildRequest({ op: 'count', id: 5 })).toEqual({ op: 'count', id: 5 });
+    expect(parseChildRequest({ op: 'count', id: 5, path: '/api/v1/incidents' })).toEqual({
+      op: 'count',
+      id: 5,
+      path: '/api/v1/incidents',
+    });
+    expect(parseChildRequest({ op: 'count', id: 5, path: 7 })).toEqual({ op: 'count', id: 5 });
     expect(parseChildRequest({ op: 'count' })).toBeNull();
     expect(parseChildRequest('close')).toBeNull();
   });
@@ -177,6 +192,21 @@ describe('benchConfigYaml', () => {
     expect([defaults.poll.status, defaults.server.port]).toEqual([2000, 0]);
   });
 
+  it('gives the daemon the simulator key and polls SLA and scores only when asked', () => {
+    const withKey = { ...env, SIM_KEY: 'swbench-key-1' };
+    const premium = parseConfig(
+      benchConfigYaml(['incident.opened'], undefined, { poll: '5s', premium: '10s' }),
+      withKey,
+      'bench',
+    );
+    expect(premium.upstream.apiKey).toBe('swbench-key-1');
+    expect([premium.poll.status, premium.poll.sla, premium.poll.scores]).toEqual([
+      5000, 10_000, 10_000,
+    ]);
+    const plain = parseConfig(benchConfigYaml(['incident.opened']), env, 'bench');
+    expect(plain.upstream.apiKey).toBeUndefined();
+  });
+
   it('leaves the confirmations at their default when not asked', () => {
     const asked = parseConfig(benchConfigYaml(['incident.opened'], 3), env, 'bench');
     const unasked = parseConfig(benchConfigYaml(['incident.opened']), env, 'bench');
@@ -195,4 +225,79 @@ describe('SHIPPED_FLAGS', () => {
       'dist/cli.js',
     ]);
   });
+});
+
+describe('metrics text', () => {
+  const text = [
+    '# HELP statuswatch_thread_busy_seconds_total Event-loop busy time.',
+    '# TYPE statuswatch_thread_busy_seconds_total counter',
+    'statuswatch_thread_busy_seconds_total{thread="main"} 1.5',
+    'statuswatch_thread_busy_seconds_total{thread="upstream"} 0.25',
+    'statuswatch_thread_busy_seconds_total{thread="deliver-1"} 2',
+    'statuswatch_thread_busy_seconds_total_extra{thread="main"} 99',
+    'statuswatch_polls_total{kind="sla",outcome="ok"} 3',
+    'statuswatch_polls_total{kind="sla",outcome="error"} 1',
+    'statuswatch_polls_total{kind="scores",outcome="ok"} 4',
+    'statuswatch_up 1',
+  ].join('\n');
+
+  it('reads the samples of one metric with their labels, and no other metric', () => {
+    expect(metricSamples(text, 'statuswatch_up')).toEqual([{ labels: {}, value: 1 }]);
+    expect(metricSamples(text, 'statuswatch_polls_total')).toHaveLength(3);
+    expect(metricSum(text, 'statuswatch_polls_total', { kind: 'sla', outcome: 'ok' })).toBe(3);
+    expect(metricSum(text, 'statuswatch_polls_total', { outcome: 'ok' })).toBe(7);
+    expect(metricSum(text, 'statuswatch_missing')).toBe(0);
+  });
+
+  it('gives each thread its busy seconds', () => {
+    expect([...threadBusySeconds(text)]).toEqual([
+      ['main', 1.5],
+      ['upstream', 0.25],
+      ['deliver-1', 2],
+    ]);
+  });
+});
+
+describe('stormThreadSettings', () => {
+  it('runs the daemon as the image does when unset, else once per value', () => {
+    expect(stormThreadSettings(undefined)).toEqual([null]);
+    expect(stormThreadSettings(' ')).toEqual([null]);
+    expect(stormThreadSettings('auto, 1,auto')).toEqual(['auto', '1']);
+    expect(() => stormThreadSettings('0')).toThrow(BenchError);
+    expect(() => stormThreadSettings('many')).toThrow(/STATUSWATCH_BENCH_THREADS/);
+  });
+});
+
+describe('the bench build (tsconfig.bench.json)', () => {
+  it('compiles every module its modules load by URL (worker and child entries)', async () => {
+    // A worker thread's or forked child's entry is loaded by `new URL('./x.js', import.meta.url)`,
+    // not imported: tsc does not follow it, so the bench build must name it or the daemon it
+    // runs cannot start its threads.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const tsc = resolve(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [tsc, '-p', 'tsconfig.bench.json', '--listFilesOnly'],
+      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+    );
+    const compiled = new Set(
+      stdout
+        .split('\n')
+        .map((line) => relative(root, line.trim()).split(sep).join('/'))
+        .filter((file) => file.startsWith('src/')),
+    );
+    const loaded: string[] = [];
+    for (const file of compiled) {
+      const text = readFileSync(resolve(root, file), 'utf8');
+      for (const m of text.matchAll(/new URL\('(\.{1,2}\/[^']+)\.js', import\.meta\.url\)/g))
+        if (m[1] !== undefined)
+          loaded.push(
+            relative(root, resolve(root, dirname(file), `${m[1]}.ts`))
+              .split(sep)
+              .join('/'),
+          );
+    }
+    expect(loaded).toContain('src/runtime/thread.ts');
+    expect(loaded.filter((file) => !compiled.has(file))).toEqual([]);
+  }, 120_000);
 });

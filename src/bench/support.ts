@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
+import { request } from 'undici';
 import { createRedis } from '../redis.js';
 import { BenchError } from './errors.js';
 
@@ -247,30 +248,38 @@ export async function deleteRunKeys(url = REDIS_URL): Promise<number> {
 /**
  * The daemon config of the sections that run the whole daemon (latency, memory, storm): status and
  * incidents polled every 2 s (or `options.poll`), one webhook sink subscribed to `events` on every
- * service, no grouping, the ops server on a free port (or `options.port`). The `${VAR}`s
- * (SIM_URL, REDIS_URL, PREFIX, SINK_URL, SINK_SECRET) are filled in by the loader.
+ * service, no grouping, the ops server on a free port (or `options.port`). With `options.premium`
+ * the daemon has an API key (`${SIM_KEY}`, one the simulator accepts) and polls SLA and scores
+ * that often. The `${VAR}`s (SIM_URL, SIM_KEY, REDIS_URL, PREFIX, SINK_URL, SINK_SECRET) are
+ * filled in by the loader. `requestsPerMinute: 600` leaves the request plan room for all of it
+ * (status and incidents every second are 120/min of the 480 it may plan).
  */
 export function benchConfigYaml(
   events: readonly string[],
   statusConfirmations?: number,
-  options: { poll?: string; port?: number } = {},
+  options: { poll?: string; port?: number; premium?: string } = {},
 ): string {
   const poll = options.poll ?? '2s';
   const rules =
     statusConfirmations === undefined
       ? ''
       : `rules:\n  statusConfirmations: ${String(statusConfirmations)}\n`;
+  const apiKey = options.premium === undefined ? '' : '  apiKey: ${SIM_KEY}\n';
+  const premium =
+    options.premium === undefined
+      ? ''
+      : `  sla: ${options.premium}\n  scores: ${options.premium}\n`;
   return `
 upstream:
   baseUrl: \${SIM_URL}
-  requestsPerMinute: 600
+${apiKey}  requestsPerMinute: 600
 redis:
   url: \${REDIS_URL}
   prefix: \${PREFIX}
 poll:
   status: ${poll}
   incidents: ${poll}
-${rules}server:
+${premium}${rules}server:
   port: ${String(options.port ?? 0)}
 channels:
   sink:
@@ -283,6 +292,71 @@ subscriptions:
     events: [${events.join(', ')}]
     channels: [sink]
 `;
+}
+
+/** One sample of a Prometheus text exposition: its labels and value. */
+export interface MetricSample {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/**
+ * The samples of metric `name` in a Prometheus text exposition (`name{a="x",b="y"} 1.5` or
+ * `name 3`). Enough for the daemon's own /metrics: label values hold no `"` or `,` there.
+ */
+export function metricSamples(text: string, name: string): MetricSample[] {
+  const out: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    if (rest[0] !== '{' && rest[0] !== ' ') continue;
+    const labels: Record<string, string> = {};
+    let valueText = rest.trim();
+    if (rest[0] === '{') {
+      const close = rest.indexOf('}');
+      if (close < 0) continue;
+      for (const match of rest.slice(1, close).matchAll(/(\w+)="([^"]*)"/g))
+        if (match[1] !== undefined && match[2] !== undefined) labels[match[1]] = match[2];
+      valueText = rest.slice(close + 1).trim();
+    }
+    const value = Number(valueText.split(' ')[0]);
+    if (Number.isFinite(value)) out.push({ labels, value });
+  }
+  return out;
+}
+
+/** The sum of metric `name`'s samples whose labels include every one of `where`. */
+export function metricSum(
+  text: string,
+  name: string,
+  where: Readonly<Record<string, string>> = {},
+): number {
+  let total = 0;
+  for (const s of metricSamples(text, name))
+    if (Object.entries(where).every(([k, v]) => s.labels[k] === v)) total += s.value;
+  return total;
+}
+
+/** Event-loop busy seconds of each of the daemon's threads (`statuswatch_thread_busy_seconds_total`). */
+export function threadBusySeconds(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of metricSamples(text, 'statuswatch_thread_busy_seconds_total')) {
+    const thread = s.labels['thread'] ?? '?';
+    out.set(thread, (out.get(thread) ?? 0) + s.value);
+  }
+  return out;
+}
+
+/** The daemon's /metrics text (the ops server on 127.0.0.1:`port`; every thread's registry). */
+export async function scrapeMetrics(port: number, timeoutMs = 10_000): Promise<string> {
+  const res = await request(`http://127.0.0.1:${String(port)}/metrics`, {
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 200)
+    throw new BenchError('bench_measurement', `/metrics answered ${String(res.statusCode)}`);
+  return text;
 }
 
 /**
