@@ -18,6 +18,8 @@ import type { CategoryStore } from '../routing/categories.js';
 import { deliveryId } from '../routing/match.js';
 import type { DeliveryQueue, DeadLetter, DeadLetterRetry } from '../delivery/queue.js';
 import type { NoiseStore, RoutedLogItem } from '../noise/store.js';
+import type { AckVia } from '../noise/acks.js';
+import { lifecycleKey } from '../noise/policy.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 import type { SilenceStore } from '../silences/store.js';
@@ -127,6 +129,20 @@ export interface IncidentTimeline {
   /** Open for so long (until now while open). */
   durationMs: number;
   steps: TimelineStep[];
+  /**
+   * While open: per subscription of the viewer's watching the service and told of it, the ack in
+   * force (null: not acknowledged, so the page offers Acknowledge). Empty when resolved.
+   */
+  acks: EpisodeAck[];
+}
+
+/** An open episode of one subscription, as the service page shows its acknowledgement. */
+export interface EpisodeAck {
+  subscription: string;
+  /** The episode, as `POST /acks` (and the API) names it. */
+  service: string;
+  subject: string;
+  ack: { by: string; name: string | null; via: AckVia; at: number } | null;
 }
 
 export interface ServicePage {
@@ -462,6 +478,7 @@ function timelines(
         resolvedAt: null,
         durationMs: 0,
         steps: [],
+        acks: [],
       };
       byId.set(id, tl);
     }
@@ -493,6 +510,7 @@ function timelines(
         resolvedAt: null,
         durationMs: 0,
         steps: [],
+        acks: [],
       });
     } else {
       tl.open = true;
@@ -502,6 +520,42 @@ function timelines(
   const out = [...byId.values()];
   for (const tl of out) tl.durationMs = (tl.resolvedAt ?? now) - tl.openedAt;
   return out.sort((a, b) => Number(b.open) - Number(a.open) || b.openedAt - a.openedAt);
+}
+
+/**
+ * Fills `acks` of the open incidents: for each of the viewer's subscriptions watching `feedId`
+ * whose routes were told of the incident (only then can it be acknowledged), the ack in force.
+ */
+async function attachAcks(
+  src: ConsoleSources,
+  subs: readonly SubscriptionConfig[],
+  feedId: string,
+  incidents: IncidentTimeline[],
+  now: number,
+): Promise<void> {
+  const open = incidents.filter((i) => i.open);
+  const episodes = open.flatMap((i) =>
+    subs.map((s) => ({
+      incident: i,
+      subscription: s.name,
+      channels: s.channels,
+      subject: `incident:${i.id}`,
+      lifecycle: lifecycleKey({ feedId, subject: `incident:${i.id}` }),
+    })),
+  );
+  if (episodes.length === 0) return;
+  const states = await src.noise.episodeAcks(episodes, now);
+  episodes.forEach((e, n) => {
+    const state = states[n];
+    if (state === undefined || !state.told) return;
+    const a = state.ack;
+    e.incident.acks.push({
+      subscription: e.subscription,
+      service: feedId,
+      subject: e.subject,
+      ack: a === null ? null : { by: a.by, name: a.name, via: a.via, at: a.at },
+    });
+  });
 }
 
 /** The service page's data, or null when the viewer's subscriptions do not watch it. */
@@ -541,6 +595,15 @@ export async function loadService(
   const slaLatest = latest.sla.get(feedId);
   const scoreLatest = latest.score.get(feedId);
   const transitions = await transitionViews(src, events.slice(0, 50), visible);
+  const incidents = timelines(events, openIncidents(incidentsEntry), now);
+  const watchers = new Set(watched.get(feedId) ?? []);
+  await attachAcks(
+    src,
+    visible.filter((s) => watchers.has(s.name)),
+    feedId,
+    incidents,
+    now,
+  );
   return {
     feedId,
     name: ref?.name ?? feedId,
@@ -551,7 +614,7 @@ export async function loadService(
     score:
       scoreLatest === undefined ? null : { score: scoreLatest.score, grade: scoreLatest.grade },
     subscriptions: watched.get(feedId) ?? [],
-    incidents: timelines(events, openIncidents(incidentsEntry), now),
+    incidents,
     statusChanges,
     statusBefore:
       statusBefore ?? (statusChanges.length === 0 ? (statusEntry?.status ?? null) : null),

@@ -31,6 +31,7 @@ import { lineChart, sparkline, statusBand, statusSegments } from './svg.js';
 import type {
   DeliveryRow,
   DeliveryView,
+  EpisodeAck,
   IncidentTimeline,
   Notifications,
   Overview,
@@ -342,7 +343,41 @@ export function transitionsTable(list: readonly TransitionView[], id = 'transiti
   </div>`;
 }
 
-function timelineList(list: readonly IncidentTimeline[]): Html {
+/**
+ * The acknowledgement of an open incident per subscription told of it: who, when and through
+ * what, or an Acknowledge button (a POST with the session's CSRF token; `/acks` acts through the
+ * API's path and comes back here).
+ */
+function ackList(acks: readonly EpisodeAck[], identity: Identity | null): Html {
+  if (acks.length === 0) return html``;
+  return html`<ul class="acks">
+    ${join(
+      acks.map((e) =>
+        e.ack === null
+          ? html`<li data-ack="${e.subscription}">
+              ${e.subscription}: not acknowledged
+              <form class="inline" method="post" action="/acks">
+                ${csrfField(identity)}<input
+                  type="hidden"
+                  name="subscription"
+                  value="${e.subscription}"
+                /><input type="hidden" name="service" value="${e.service}" /><input
+                  type="hidden"
+                  name="subject"
+                  value="${e.subject}"
+                /><button type="submit">Acknowledge</button>
+              </form>
+            </li>`
+          : html`<li data-ack="${e.subscription}">
+              ${e.subscription}: acknowledged by ${e.ack.name ?? e.ack.by} at ${time(e.ack.at)} (via
+              ${e.ack.via})
+            </li>`,
+      ),
+    )}
+  </ul>`;
+}
+
+function timelineList(list: readonly IncidentTimeline[], identity: Identity | null): Html {
   if (list.length === 0)
     return html`<div id="timeline" data-live>
       <p class="muted">No incidents in the last 90 days.</p>
@@ -359,6 +394,7 @@ function timelineList(list: readonly IncidentTimeline[]): Html {
                 opened
                 ${time(i.openedAt)}${i.resolvedAt === null ? html`, open for ${formatDuration(i.durationMs) ?? '?'}` : html`, resolved ${time(i.resolvedAt)} after ${formatDuration(i.durationMs) ?? '?'}`}
               </div>
+              ${i.open ? ackList(i.acks, identity) : html``}
               ${
                 i.steps.length === 0
                   ? html``
@@ -407,7 +443,7 @@ export function servicePage(frame: Frame, p: ServicePage): Html {
       </div>
       ${links.length === 0 ? '' : html`<p>${join(links, ' · ')}</p>`}
       <h2>Incidents</h2>
-      ${timelineList(p.incidents)}
+      ${timelineList(p.incidents, frame.identity)}
       <h2>History</h2>
       <div class="charts" id="charts" data-live>
         ${statusBand(segments, { from: p.from, to: p.to, title: 'Status, last 30 days' })}

@@ -6,6 +6,7 @@
 import type { EventKind } from '../config/events.js';
 import type { Viewer } from './auth.js';
 import type { Silence, SilenceDraft } from '../silences/model.js';
+import type { AckView } from '../api/acks.js';
 
 /*
  * A refused change is thrown as the ops server's one HTTP error (src/server/http-error.ts): its
@@ -60,4 +61,14 @@ export interface SelfService {
    * console writes to the silence store itself.
    */
   createSilence?(viewer: Viewer, draft: SilenceDraft): Promise<Silence>;
+  /**
+   * Acknowledges an open, told episode (`{service, subject}`) of a subscription the viewer may
+   * see, through the API's own path (`AckService.acknowledgeAs`, via `console`: tenancy, bounds,
+   * audit); absent, the console offers no Acknowledge.
+   */
+  acknowledge?(
+    viewer: Viewer,
+    subscription: string,
+    body: Record<string, unknown>,
+  ): Promise<AckView>;
 }

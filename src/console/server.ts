@@ -104,6 +104,15 @@ const NOTICES: Record<string, { kind: 'ok' | 'error' | 'info'; text: string }> =
   saved: { kind: 'ok', text: 'Saved.' },
   deleted: { kind: 'ok', text: 'Deleted.' },
   revoked: { kind: 'ok', text: 'Feed URL revoked.' },
+  acknowledged: {
+    kind: 'ok',
+    text: 'Acknowledged: no more reminders of it for that subscription.',
+  },
+  'ack-kept': { kind: 'info', text: 'Acknowledged already: the first acknowledgement is kept.' },
+  'ack-not-open': {
+    kind: 'error',
+    text: 'Not acknowledged: it is no longer open (or was never sent to that subscription).',
+  },
 };
 
 export interface ConsoleOptions {
@@ -190,6 +199,7 @@ const PAGE_PATHS = new Set([
   '/logout',
   '/notifications',
   '/notifications/retry',
+  '/acks',
   '/silences',
   '/silences/preview',
   '/subscriptions',
@@ -605,6 +615,10 @@ export class Console {
       await this.silence(ctx, form, path === '/silences/preview');
       return;
     }
+    if (path === '/acks') {
+      await this.acknowledge(ctx, form);
+      return;
+    }
     const expire = /^\/silences\/([^/]+)\/expire$/.exec(path);
     if (expire !== null) {
       const id = decodeSegment(expire[1] ?? '');
@@ -671,6 +685,45 @@ export class Console {
       return;
     }
     throw httpError(405, `GET only: ${path}`);
+  }
+
+  /**
+   * Acknowledges an episode from the service page's button: the API's own path (the viewer's
+   * tenancy, "only while open and told", the audit entry), then back to the service page.
+   */
+  private async acknowledge(ctx: Ctx, form: Form): Promise<void> {
+    const self = this.o.selfService;
+    if (self?.acknowledge === undefined)
+      throw httpError(404, 'acknowledgements are not available here');
+    const subscription = form.get('subscription') ?? '';
+    const service = form.get('service') ?? '';
+    const back = `/services/${encodeURIComponent(service)}`;
+    let view: Awaited<ReturnType<NonNullable<SelfService['acknowledge']>>>;
+    try {
+      view = await self.acknowledge(ctx.viewer, subscription, {
+        service,
+        subject: form.get('subject') ?? '',
+      });
+    } catch (err) {
+      // Closed meanwhile (or never told): back to the page, which no longer offers the button.
+      if (err instanceof HttpError && err.status === 409 && !ctx.json) {
+        this.done(ctx, back, 'ack-not-open', {});
+        return;
+      }
+      throw err;
+    }
+    this.o.log.info(
+      {
+        event: 'ack:created',
+        subscription: view.subscription,
+        service: view.service,
+        subject: view.subject,
+        created: view.created,
+        viewer: ctx.viewer.id,
+      },
+      'episode acknowledged from the console',
+    );
+    this.done(ctx, back, view.created ? 'acknowledged' : 'ack-kept', view);
   }
 
   private selfService(): SelfService {

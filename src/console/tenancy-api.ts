@@ -181,6 +181,12 @@ export function tenancySelfService(api: TenancyApi, redis: RedisClient, keys: Ke
         return { ok: result.ok, message: redactText(result.text, channelSecrets(config)).trim() };
       }),
     createSilence: (viewer, draft) => mapped(async () => api.createSilence(actorOf(viewer), draft)),
+    acknowledge: (viewer, subscription, body) =>
+      mapped(async () => {
+        if (api.acks === null)
+          throw new HttpError(503, 'unavailable', 'acknowledgements are not available here');
+        return api.acks.acknowledgeAs(actorOf(viewer), subscription, body, 'console');
+      }),
     searchServices: async (query, limit) => {
       const found = await search.search(query, limit);
       return {

@@ -387,6 +387,45 @@ export class NoiseStore {
     return out;
   }
 
+  /**
+   * For the console's service page: per (subscription, lifecycle), whether the subscription's
+   * routes (`channels`) hold a told opening of it (so `acknowledge` would act) and the ack in
+   * force over those openings (an ack naming no told opening is an earlier episode's). One HMGET,
+   * one MGET, in the order of `episodes`.
+   */
+  async episodeAcks(
+    episodes: readonly { subscription: string; channels: readonly string[]; lifecycle: string }[],
+    now: number,
+  ): Promise<{ told: boolean; ack: Ack | null }[]> {
+    const fields = episodes.map((e) =>
+      [...new Set(e.channels)].map((channel) =>
+        ledgerField({ subscription: e.subscription, channel }, e.lifecycle),
+      ),
+    );
+    const flat = fields.flat();
+    if (flat.length === 0) return episodes.map(() => ({ told: false, ack: null }));
+    const [texts, acks] = await Promise.all([
+      this.redis.hmget(this.k('told'), ...flat),
+      this.acks.getMany(episodes, now),
+    ]);
+    let at = 0;
+    return episodes.map((_, i) => {
+      const openings = new Set<string>();
+      for (let n = 0; n < (fields[i]?.length ?? 0); n++) {
+        const text = texts[at++] ?? null;
+        if (text === null) continue;
+        const entry = decode(TOLD_ENTRY, text);
+        if (entry === undefined) countCorrupt(TOLD_ENTRY.kind);
+        else openings.add(entry.opening.id);
+      }
+      const ack = acks[i] ?? null;
+      return {
+        told: openings.size > 0,
+        ack: ack !== null && ack.openings.some((id) => openings.has(id)) ? ack : null,
+      };
+    });
+  }
+
   /** The subscriptions the told ledger holds openings of (one HKEYS: open things only). */
   async toldSubscriptions(): Promise<Set<string>> {
     const out = new Set<string>();
