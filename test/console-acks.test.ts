@@ -3,11 +3,18 @@
  * daemon: the service page of an open, notified incident offers Acknowledge per subscription; the
  * POST needs the session's CSRF token, acts through the API's path (tenancy, audit) and redirects
  * back with a notice; the page then shows who acknowledged, when and through what. Another team
- * cannot acknowledge it.
+ * cannot acknowledge it. Then the same in Chromium (playwright-core, Debian's /usr/bin/chromium;
+ * skipped when it is missing): the button is clicked on the page.
  */
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleWorld, delivered, TEAM_A, type World } from './helpers/console-world.js';
 import { waitFor } from './helpers/wait.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const missing = !existsSync(CHROMIUM);
+if (missing) console.warn(`console ack browser test skipped: ${CHROMIUM} is missing`);
 
 let w: World;
 
@@ -165,4 +172,39 @@ describe('acknowledging from the console', () => {
     expect(script.status).toBe(409);
     expect(((await script.json()) as { error: { code: string } }).error.code).toBe('not_open');
   });
+});
+
+describe.skipIf(missing)('acknowledging from the console in Chromium', () => {
+  it('the Acknowledge button acks the open incident and the page says who', async () => {
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+    });
+    try {
+      w.sim.openIncident('github', { title: 'Webhooks delayed', body: 'Looking' });
+      await delivered(w, (h) => h.feedId === 'github' && h.type === 'incident.opened', 'opened');
+      const page = await (
+        await browser.newContext({ viewport: { width: 1280, height: 900 } })
+      ).newPage();
+      await page.goto(`${w.base}/services/github`);
+      expect(new URL(page.url()).pathname).toBe('/login');
+      await page.locator('#token').fill(w.tokens.payments);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.waitForURL((u) => u.pathname === '/services/github');
+      const row = page.locator(`li[data-ack="${TEAM_A.subscription}"]`);
+      // Told a moment after the delivery: the page refreshes its timeline by itself.
+      await row.getByRole('button', { name: 'Acknowledge' }).waitFor({ timeout: 15_000 });
+      await row.getByRole('button', { name: 'Acknowledge' }).click();
+      await page.waitForURL((u) => u.searchParams.get('notice') === 'acknowledged');
+      await page
+        .getByText('Acknowledged: no more reminders of it for that subscription.')
+        .waitFor();
+      expect((await row.textContent())?.replace(/\s+/g, ' ')).toMatch(
+        new RegExp(`${TEAM_A.subscription}: acknowledged by payments at .+ \\(via console\\)`),
+      );
+      expect(await row.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    } finally {
+      await browser.close().catch(() => undefined);
+    }
+  }, 60_000);
 });
