@@ -47,6 +47,27 @@ export class BudgetError extends StatuswatchError {
   }
 }
 
+/**
+ * The refusals several threads report as one: every reason and command (in the order first
+ * seen), since the earliest, with the first reason's hint; undefined when none refuses.
+ */
+function mergeRefusals(
+  all: readonly (Readiness['redis'] | undefined)[],
+): Readiness['redis'] | undefined {
+  const seen = all.filter((r): r is NonNullable<Readiness['redis']> => r !== undefined);
+  const [first] = seen;
+  if (first === undefined) return undefined;
+  const refusing = [...new Set(seen.flatMap((r) => r.refusing))];
+  const commands = [...new Set(seen.flatMap((r) => r.commands ?? []))];
+  const since = seen.map((r) => r.since).sort()[0] ?? first.since;
+  return {
+    refusing,
+    hint: first.hint,
+    since,
+    ...(commands.length === 0 ? {} : { commands }),
+  };
+}
+
 /** How long /readyz waits for Redis to answer a PING. */
 const READINESS_TIMEOUT_MS = 1_000;
 
@@ -86,8 +107,8 @@ export interface AppDeps {
 
 /** What the main thread's App knows of the process's other threads. */
 export interface AppPeers {
-  /** Each thread's readiness by name (false while one is down or restarting). */
-  readiness(): Promise<Record<string, boolean>>;
+  /** Each thread's readiness by name (null while one is down, starting or restarting). */
+  readiness(): Promise<Record<string, { ready: boolean; redis?: Readiness['redis'] } | null>>;
   /** Each running thread's metrics (`registry.getMetricsAsJSON()`), merged into the scrape. */
   metrics(): Promise<unknown[][]>;
 }
@@ -508,18 +529,20 @@ export class App extends EventEmitter<AppEvents> {
    * error, so this line is the only one it leaves.
    */
   async readiness(): Promise<Readiness> {
+    // The other threads answer meanwhile (each probes Redis on its own connections).
+    const peersAsked = this.deps.peers?.readiness();
     const redis = await answersWithin(this.redis, READINESS_TIMEOUT_MS);
     // Answering is not enough: a full, demoted or paused Redis answers PING and refuses writes.
     const refusals = refusalsOf(this.redis);
     const writes = redis && (await refusals.writable(READINESS_TIMEOUT_MS)).ok;
     const refusing = refusals.current();
-    const threads = this.deps.peers === undefined ? {} : await this.deps.peers.readiness();
+    const peers = peersAsked === undefined ? null : Object.values(await peersAsked);
     const checks = {
       redis,
       writes,
       workers: this.running,
       config: true,
-      ...(this.deps.peers === undefined ? {} : { threads: Object.values(threads).every(Boolean) }),
+      ...(peers === null ? {} : { threads: peers.every((p) => p?.ready === true) }),
     };
     const ready = Object.values(checks).every(Boolean) && refusing === null;
     if (this.wasReady !== null && ready !== this.wasReady) {
@@ -528,18 +551,20 @@ export class App extends EventEmitter<AppEvents> {
       else this.deps.log.warn(fields, 'not ready');
     }
     this.wasReady = ready;
-    if (refusing === null) return { ready, checks };
-    const reason = refusing.reasons[0] ?? 'stalled';
-    return {
-      ready,
-      checks,
-      redis: {
-        refusing: refusing.reasons,
-        hint: REFUSAL_HINTS[reason],
-        since: new Date(refusing.since).toISOString(),
-        ...(refusing.commands === undefined ? {} : { commands: refusing.commands }),
-      },
-    };
+    const own: Readiness['redis'] =
+      refusing === null
+        ? undefined
+        : {
+            refusing: refusing.reasons,
+            hint: REFUSAL_HINTS[refusing.reasons[0] ?? 'stalled'],
+            since: new Date(refusing.since).toISOString(),
+            ...(refusing.commands === undefined ? {} : { commands: refusing.commands }),
+          };
+    // A refusal one thread sees (a command only its stages run, say) is the process's too.
+    const redisRefusing = mergeRefusals([own, ...(peers ?? []).map((p) => p?.redis)]);
+    return redisRefusing === undefined
+      ? { ready, checks }
+      : { ready, checks, redis: redisRefusing };
   }
 
   /** Every queue of the installation, by role (the table in src/queues.ts). */

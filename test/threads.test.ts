@@ -93,7 +93,7 @@ describe('worker threads', () => {
     });
     cleanups.push(() => threads.stop());
     threads.start();
-    await waitFor(async () => (await threads.readiness())['deliver-1'], {
+    await waitFor(async () => (await threads.readiness())['deliver-1']?.ready, {
       timeoutMs: 15_000,
       what: 'the delivery thread to be ready',
     });
@@ -126,6 +126,6 @@ describe('worker threads', () => {
     expect([...answered].sort()).toEqual(ids);
     const sends = rx.received.map(webhookIdOf);
     expect(sends.filter((id) => id === held)).toHaveLength(2);
-    expect(await threads.readiness()).toEqual({ 'deliver-1': true });
+    expect(await threads.readiness()).toEqual({ 'deliver-1': { ready: true } });
   }, 60_000);
 });

@@ -22,6 +22,34 @@ export const threadDataSchema = z.strictObject({
 });
 export type ThreadData = z.infer<typeof threadDataSchema>;
 
+/** A thread's answer to `readiness`: its App's (src/server/ops.ts `Readiness`). */
+export const threadReadinessSchema = z.object({
+  ready: z.boolean(),
+  checks: z.record(z.string(), z.boolean()),
+  redis: z
+    .object({
+      refusing: z.array(z.string()),
+      hint: z.string(),
+      since: z.string(),
+      commands: z.array(z.string()).optional(),
+    })
+    .optional(),
+});
+export type ThreadReadiness = z.infer<typeof threadReadinessSchema>;
+
+/** A thread's readiness as the main thread's App takes it (`AppPeers`): only what it reads. */
+export interface PeerReadiness {
+  ready: boolean;
+  redis?: { refusing: string[]; hint: string; since: string; commands?: string[] };
+}
+
+/** `ThreadReadiness` without its absent fields (exact optional properties). */
+export function peerReadinessOf(r: ThreadReadiness): PeerReadiness {
+  if (r.redis === undefined) return { ready: r.ready };
+  const { commands, ...redis } = r.redis;
+  return { ready: r.ready, redis: commands === undefined ? redis : { ...redis, commands } };
+}
+
 /** Main thread → worker thread. */
 export const toThreadSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('metrics'), id: z.number() }),

@@ -9,7 +9,14 @@
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Metrics } from '../server/metrics.js';
-import { fromThreadSchema, type ThreadData, type ToThread } from './protocol.js';
+import {
+  fromThreadSchema,
+  peerReadinessOf,
+  threadReadinessSchema,
+  type PeerReadiness,
+  type ThreadData,
+  type ToThread,
+} from './protocol.js';
 import type { Role } from './plan.js';
 
 export interface ThreadSpec {
@@ -169,10 +176,18 @@ export class ThreadSupervisor {
     });
   }
 
-  /** Each thread's readiness: false while it is down, starting, restarting or not answering. */
-  async readiness(): Promise<Record<string, boolean>> {
+  /**
+   * Each thread's readiness (its App's: checks, and why Redis refuses work when it does); null
+   * while it is down, starting, restarting or not answering.
+   */
+  async readiness(): Promise<Record<string, PeerReadiness | null>> {
     const answers = await Promise.all(this.slots.map((s) => this.ask(s, 'readiness')));
-    return Object.fromEntries(this.slots.map((s, i) => [s.spec.name, answers[i] === true]));
+    return Object.fromEntries(
+      this.slots.map((s, i) => {
+        const parsed = threadReadinessSchema.safeParse(answers[i]);
+        return [s.spec.name, parsed.success ? peerReadinessOf(parsed.data) : null];
+      }),
+    );
   }
 
   /** The metrics of each thread that answers (`registry.getMetricsAsJSON()`). */

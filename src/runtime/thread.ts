@@ -75,10 +75,10 @@ async function main(data: ThreadData): Promise<void> {
       case 'readiness':
         void app.readiness().then(
           (r) => {
-            post({ type: 'reply', id: message.id, value: r.ready });
+            post({ type: 'reply', id: message.id, value: r });
           },
           () => {
-            post({ type: 'reply', id: message.id, value: false });
+            post({ type: 'reply', id: message.id, value: null });
           },
         );
         return;
