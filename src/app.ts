@@ -103,6 +103,11 @@ export interface AppDeps {
    * `/readyz` and their metrics part of the `/metrics` scrape.
    */
   peers?: AppPeers;
+  /**
+   * Log each change of readiness (`readiness:changed`); default true. A worker thread's App does
+   * not: the process's readiness is the main thread's, which includes the threads'.
+   */
+  logReadiness?: boolean;
 }
 
 /** What the main thread's App knows of the process's other threads. */
@@ -272,9 +277,13 @@ export class App extends EventEmitter<AppEvents> {
     // every BullMQ queue (the workers have theirs), else BullMQ dumps each error to stderr.
     // A Redis that comes back may have come back empty: the shared schedules and the
     // one-at-a-time settings of routing and the noise tick are set again at once, not at the next
-    // keeper round (30 s later).
-    this.redis.on('reachable', () => {
-      void this.resyncShared();
+    // keeper round (30 s later). On every reconnection, not only after an outage was seen: a
+    // Redis restarted between two reconnect attempts raises no connection error (`reachable`
+    // then never fires), and a thread whose connections were idle sees none either.
+    let connectedOnce = false;
+    this.redis.on('ready', () => {
+      if (connectedOnce) void this.resyncShared();
+      connectedOnce = true;
     });
     watchRedis(
       log,
@@ -545,7 +554,7 @@ export class App extends EventEmitter<AppEvents> {
       ...(peers === null ? {} : { threads: peers.every((p) => p?.ready === true) }),
     };
     const ready = Object.values(checks).every(Boolean) && refusing === null;
-    if (this.wasReady !== null && ready !== this.wasReady) {
+    if (this.deps.logReadiness !== false && this.wasReady !== null && ready !== this.wasReady) {
       const fields = { event: 'readiness:changed', ready, checks };
       if (ready) this.deps.log.info(fields, 'ready again');
       else this.deps.log.warn(fields, 'not ready');

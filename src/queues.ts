@@ -67,6 +67,13 @@ const PASSING: readonly { pattern: RegExp; event: string; says: string }[] = [
     says: "lost a job's lock (Redis was away): the job runs again",
   },
   {
+    // Redis came back without the job (restarted empty): there is nothing to finish, and the
+    // stage's schedules and state are restored on reconnection (`App.resyncShared`).
+    pattern: /missing key for job/i,
+    event: 'worker:job_lost',
+    says: 'found a job gone from Redis (it came back empty): it is not finished, the schedules are restored',
+  },
+  {
     pattern: /^UNBLOCKED\b/,
     event: 'worker:failover',
     says: 'saw Redis fail over while it waited for jobs; it waits again',

@@ -148,10 +148,20 @@ describe('the daemon while its Redis is paused or down', () => {
       /redis|ECONNREFUSED|ECONNRESET|Connection is closed|worker:error|queue:/i.test(l),
     );
     expect(redisLines.length, redisLines.slice(0, 20).join('\n')).toBeLessThanOrEqual(10);
-    const events = lines.map((l) => (JSON.parse(l) as { event?: string }).event);
+    // Per thread (`threads: auto`: two here, each with its own connections): one line each way.
+    const parsed = lines.map((l) => JSON.parse(l) as { event?: string; thread?: string });
+    for (const thread of new Set(parsed.map((p) => p.thread))) {
+      const own = parsed.filter((p) => p.thread === thread).map((p) => p.event);
+      const downs = own.filter((e) => e === 'redis:down').length;
+      expect(downs, `redis:down lines of ${thread ?? 'main'}`).toBeLessThanOrEqual(1);
+      expect(own.filter((e) => e === 'redis:up')).toHaveLength(downs);
+    }
+    const events = parsed.filter((p) => p.thread === undefined).map((p) => p.event);
     expect(events.filter((e) => e === 'redis:down')).toHaveLength(1);
     expect(events.filter((e) => e === 'redis:up')).toHaveLength(1);
-    const up = JSON.parse(lines.find((l) => l.includes('"event":"redis:up"')) ?? '{}') as {
+    const up = JSON.parse(
+      lines.find((l) => l.includes('"event":"redis:up"') && !l.includes('"thread"')) ?? '{}',
+    ) as {
       downMs?: number;
       failedAttempts?: number;
     };

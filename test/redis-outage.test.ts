@@ -151,7 +151,11 @@ function linesBetween(
   return { lines: (stdout + stderr).split('\n').filter((l) => l !== ''), stderr };
 }
 
-/** Every line is a pino JSON line; their events. */
+/**
+ * Every line is a pino JSON line; their events, a worker thread's as `event@thread` (the daemon
+ * runs two threads here, `threads: auto` on two cores: each has its own Redis connections and
+ * says once that they went down and came back).
+ */
 function eventsOf(lines: readonly string[]): string[] {
   const notJson = lines.filter((line) => {
     try {
@@ -161,7 +165,20 @@ function eventsOf(lines: readonly string[]): string[] {
     }
   });
   expect(notJson.slice(0, 5), 'every output line is a JSON log line').toEqual([]);
-  return lines.map((l) => (JSON.parse(l) as { event?: string }).event ?? '');
+  return lines.map((l) => {
+    const { event = '', thread } = JSON.parse(l) as { event?: string; thread?: string };
+    return thread === undefined ? event : `${event}@${thread}`;
+  });
+}
+
+/** For each worker thread: at most one `down` line, and as many `up` lines as `down` ones. */
+function expectOnceEachThread(events: readonly string[], down: string, up: string): void {
+  const threads = new Set(events.flatMap((e) => (e.includes('@') ? [e.split('@')[1]] : [])));
+  for (const thread of threads) {
+    const downs = events.filter((e) => e === `${down}@${thread}`).length;
+    expect(downs, `${down} lines of thread ${String(thread)}`).toBeLessThanOrEqual(1);
+    expect(events.filter((e) => e === `${up}@${thread}`).length).toBe(downs);
+  }
 }
 
 /** Waits until the daemon has baselined status and incidents (first sight is silent). */
@@ -348,6 +365,7 @@ describe('the daemon through a Redis outage', () => {
       expect(m.errorLines).toEqual([]);
       expect(m.lockLines.length).toBeLessThanOrEqual(10);
       expect([...m.during, ...m.after].filter((e) => e === 'redis:up')).toHaveLength(1);
+      expectOnceEachThread([...m.during, ...m.after], 'redis:down', 'redis:up');
       expect(m.cpuShare, 'no spinning while Redis is down').toBeLessThan(0.15);
       expect(m.downAfterMs).toBeLessThan(2500);
       // Back within one reconnect delay (RECONNECT_MAX_DELAY_MS) and a ready check.
@@ -411,13 +429,17 @@ describe('the daemon through a Redis outage', () => {
       expectOncePerId(w.hook);
       const { lines, stderr } = linesBetween(d, from);
       const events = eventsOf(lines);
-      console.info(`back empty: ${JSON.stringify({ upAfterMs, pollingAfterMs, events })}`);
+      const errorLines = lines.filter((l) => /"event":"[^"]*error/.test(l));
+      console.info(
+        `back empty: ${JSON.stringify({ upAfterMs, pollingAfterMs, events, errorLines })}`,
+      );
       expect(stderr).toBe('');
       expect(events.filter((e) => e.includes('error'))).toEqual([]);
       // A restart quicker than the first reconnect attempt raises no connection error to log.
       const downs = events.filter((e) => e === 'redis:down').length;
       expect(downs).toBeLessThanOrEqual(1);
       expect(events.filter((e) => e === 'redis:up')).toHaveLength(downs);
+      expectOnceEachThread(events, 'redis:down', 'redis:up');
       expect(lines.length, events.join(', ')).toBeLessThanOrEqual(15);
     },
     60_000,

@@ -36,6 +36,7 @@ async function main(data: ThreadData): Promise<void> {
     app = new App(config, {
       log,
       server: false,
+      logReadiness: false,
       roles: data.roles,
       metrics: createMetrics({ process: false, thread: data.name }),
       ...(data.deliveryLockMs === undefined ? {} : { deliveryLockMs: data.deliveryLockMs }),
