@@ -5,7 +5,7 @@ import type { Config } from './config/schema.js';
 import { answersWithin, createKeys, createRedis, watchRedis, type Keys } from './redis.js';
 import type { RedisClient } from './redis.js';
 import { SlackInteractions } from './notify/slack/interactions.js';
-import { REFUSAL_HINTS, refusalsOf, startupChecks } from './redis/refusals.js';
+import { REFUSAL_HINTS, refusalOf, refusalsOf, startupChecks } from './redis/refusals.js';
 import { describeOverBudget, planRequests, type Plan } from './budget/plan.js';
 import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
 import { POLL_KINDS, type CycleReport, type Pipeline } from './pipeline/cycle.js';
@@ -316,7 +316,17 @@ export class App extends EventEmitter<AppEvents> {
     });
   }
 
-  private async resyncShared(): Promise<void> {
+  /** The resync in progress: reconnections that come in bursts (READONLY) start one at a time. */
+  private resyncing: Promise<void> | null = null;
+
+  private resyncShared(): Promise<void> {
+    this.resyncing ??= this.resyncOnce().finally(() => {
+      this.resyncing = null;
+    });
+    return this.resyncing;
+  }
+
+  private async resyncOnce(): Promise<void> {
     const route = this.roles.has('route');
     const results = await Promise.allSettled([
       route ? this.router.resync() : undefined,
@@ -324,7 +334,8 @@ export class App extends EventEmitter<AppEvents> {
       this.roles.has('poll') ? this.poller.syncSchedules('keep') : undefined,
     ]);
     for (const r of results) {
-      if (r.status === 'rejected') {
+      // A refusal is counted and logged as its episode (src/redis/refusals.ts), not once per try.
+      if (r.status === 'rejected' && refusalOf(r.reason) === null) {
         this.deps.log.warn(
           { event: 'schedule:failed', err: toError(r.reason).message },
           'could not restore the shared schedules after Redis came back',
