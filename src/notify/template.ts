@@ -659,6 +659,43 @@ export function singleEvent(notification: Notification, transition: Transition):
   return { ...notification, type: 'event', transitions: [transition] };
 }
 
+/**
+ * The requests of a notification with its templates, for a channel that sends one alert (or
+ * update) per transition (PagerDuty, Opsgenie): an event, a batch and a catch-up are rendered a
+ * transition at a time, in the renderer's `order`, each with its own kind's template (the `batch`
+ * and `catchup` templates have no message to shape there); a digest takes `digest`, a test its
+ * sample's kind (the first request only). `apply` lays a rendered template over requests.
+ */
+export function templatedPerTransition<R>(
+  notification: Notification,
+  templates: TemplateSource | undefined,
+  channel: {
+    render: (notification: Notification) => R[];
+    order: (transitions: readonly Transition[]) => Transition[];
+    apply: (
+      requests: R[],
+      template: RenderedTemplate | null,
+      options?: { firstOnly?: boolean },
+    ) => R[];
+  },
+): R[] {
+  const { render, order, apply } = channel;
+  const perTransition =
+    notification.type === 'event' ||
+    notification.type === 'batch' ||
+    notification.type === 'catchup';
+  if (templates !== undefined && perTransition) {
+    // The same requests, in the same order, as the renderer makes of the whole notification.
+    return order(notification.transitions).flatMap((transition) => {
+      const one = singleEvent(notification, transition);
+      return apply(render(one), renderTemplates(one, 'plain', templates));
+    });
+  }
+  return apply(render(notification), renderTemplates(notification, 'plain', templates), {
+    firstOnly: notification.type === 'test',
+  });
+}
+
 /** What a notifier is given for templates besides its channel's own (`NotifierDeps.templates`). */
 export interface NotifierTemplates {
   /** The subscription's `templates:` for this channel. */

@@ -4,12 +4,7 @@
  * or a close gets the text as its note. For a test, only the first request. Pure.
  */
 import { headerSafe, truncate } from '../text.js';
-import {
-  renderTemplates,
-  singleEvent,
-  type RenderedTemplate,
-  type TemplateSource,
-} from '../template.js';
+import { templatedPerTransition, type RenderedTemplate, type TemplateSource } from '../template.js';
 import type { Notification } from '../types.js';
 import { OPSGENIE_LIMITS } from './config.js';
 import { chronological, type OpsgenieRequest } from './render.js';
@@ -46,33 +41,15 @@ export function applyOpsgenieTemplate(
   });
 }
 
-/**
- * The requests of a notification with its templates: an event, a batch and a catch-up are sent as
- * one alert (or update) per transition, so each transition takes its own kind's template (the
- * `batch` and `catchup` templates have no message to shape here); a digest takes `digest`, a test
- * its sample's kind (the trigger only). `render` is the channel's renderer.
- */
+/** The requests of a notification with its templates (`templatedPerTransition`). */
 export function templatedOpsgenieRequests(
   notification: Notification,
   render: (notification: Notification) => OpsgenieRequest[],
   templates: TemplateSource | undefined,
 ): OpsgenieRequest[] {
-  const perTransition =
-    notification.type === 'event' ||
-    notification.type === 'batch' ||
-    notification.type === 'catchup';
-  if (templates !== undefined && perTransition) {
-    // The same requests, in the same order, as the renderer makes of the whole notification.
-    return chronological(notification.transitions).flatMap((transition) => {
-      const one = singleEvent(notification, transition);
-      return applyOpsgenieTemplate(render(one), renderTemplates(one, 'plain', templates));
-    });
-  }
-  return applyOpsgenieTemplate(
-    render(notification),
-    renderTemplates(notification, 'plain', templates),
-    {
-      firstOnly: notification.type === 'test',
-    },
-  );
+  return templatedPerTransition(notification, templates, {
+    render,
+    order: chronological,
+    apply: applyOpsgenieTemplate,
+  });
 }

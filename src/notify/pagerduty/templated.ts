@@ -4,12 +4,7 @@
  * For a test, only the trigger (the resolve that follows keeps its own summary). Pure.
  */
 import { headerSafe, truncate } from '../text.js';
-import {
-  renderTemplates,
-  singleEvent,
-  type RenderedTemplate,
-  type TemplateSource,
-} from '../template.js';
+import { templatedPerTransition, type RenderedTemplate, type TemplateSource } from '../template.js';
 import type { Notification } from '../types.js';
 import { SUMMARY_MAX, chronological, type PagerdutyRequest } from './render.js';
 
@@ -39,33 +34,15 @@ export function applyPagerdutyTemplate(
   });
 }
 
-/**
- * The requests of a notification with its templates: an event, a batch and a catch-up are sent as
- * one alert (or update) per transition, so each transition takes its own kind's template (the
- * `batch` and `catchup` templates have no message to shape here); a digest takes `digest`, a test
- * its sample's kind (the trigger only). `render` is the channel's renderer.
- */
+/** The requests of a notification with its templates (`templatedPerTransition`). */
 export function templatedPagerdutyRequests(
   notification: Notification,
   render: (notification: Notification) => PagerdutyRequest[],
   templates: TemplateSource | undefined,
 ): PagerdutyRequest[] {
-  const perTransition =
-    notification.type === 'event' ||
-    notification.type === 'batch' ||
-    notification.type === 'catchup';
-  if (templates !== undefined && perTransition) {
-    // The same requests, in the same order, as the renderer makes of the whole notification.
-    return chronological(notification.transitions).flatMap((transition) => {
-      const one = singleEvent(notification, transition);
-      return applyPagerdutyTemplate(render(one), renderTemplates(one, 'plain', templates));
-    });
-  }
-  return applyPagerdutyTemplate(
-    render(notification),
-    renderTemplates(notification, 'plain', templates),
-    {
-      firstOnly: notification.type === 'test',
-    },
-  );
+  return templatedPerTransition(notification, templates, {
+    render,
+    order: chronological,
+    apply: applyPagerdutyTemplate,
+  });
 }
