@@ -571,6 +571,35 @@ export function normalizeIncidentList(data: unknown, meta: unknown): Normalized<
 }
 
 // ---------------------------------------------------------------------------------------------
+// Reports (SLA, scores)
+
+/**
+ * The `finish` of a report collector (GET /sla, GET /scores): `data` (the envelope's, its row
+ * list emptied) checked against the report's schema, the rows whose feedId repeats dropped and
+ * counted as skipped, and the value built by `build` from `data.summary` and the rows kept.
+ */
+function finishReport<
+  S extends z.ZodType<{ summary?: unknown }>,
+  Row extends { feedId: string },
+  T,
+>(
+  what: string,
+  schema: S,
+  data: unknown,
+  collected: { items: Row[]; skipped: number; words?: WordCounts },
+  build: (summary: z.output<S>['summary'], rows: Row[]) => T,
+): Normalized<T> {
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) return { ok: false, problem: `${what}: ${describeIssues(parsed.error)}` };
+  const distinct = withoutRepeatedFeeds(collected.items);
+  const value = build(parsed.data.summary, distinct.rows);
+  const skipped = collected.skipped + distinct.dropped;
+  return collected.words === undefined
+    ? { ok: true, value, skipped }
+    : { ok: true, value, skipped, words: collected.words };
+}
+
+// ---------------------------------------------------------------------------------------------
 // SLA
 
 function buildSla(w: WireSlaRecord): SlaRecord {
@@ -603,25 +632,15 @@ export function slaReportCollector(): RowCollector<SlaReport> {
       words.add('sla.status', parsed.data.status);
       items.push(buildSla(parsed.data));
     },
-    finish(_meta, data) {
-      const parsed = slaDataSchema.safeParse(data);
-      if (!parsed.success) return { ok: false, problem: `sla: ${describeIssues(parsed.error)}` };
-      const distinct = withoutRepeatedFeeds(items);
-      const s = parsed.data.summary;
-      return {
-        ok: true,
-        value: {
-          summary: {
-            servicesTracked: s?.services_tracked ?? null,
-            complianceRate: s?.compliance_rate ?? null,
-            servicesBreachingSla: s?.services_breaching_sla ?? null,
-          },
-          services: distinct.rows,
+    finish: (_meta, data) =>
+      finishReport('sla', slaDataSchema, data, { items, skipped, words }, (s, services) => ({
+        summary: {
+          servicesTracked: s?.services_tracked ?? null,
+          complianceRate: s?.compliance_rate ?? null,
+          servicesBreachingSla: s?.services_breaching_sla ?? null,
         },
-        skipped: skipped + distinct.dropped,
-        words,
-      };
-    },
+        services,
+      })),
   };
 }
 
@@ -672,24 +691,15 @@ export function scoreReportCollector(): RowCollector<ScoreReport> {
       if (parsed?.success === true) items.push(buildScore(parsed.data));
       else skipped += 1;
     },
-    finish(_meta, data) {
-      const parsed = scoreDataSchema.safeParse(data);
-      if (!parsed.success) return { ok: false, problem: `scores: ${describeIssues(parsed.error)}` };
-      const distinct = withoutRepeatedFeeds(items);
-      const s = parsed.data.summary;
-      return {
-        ok: true,
-        value: {
-          summary: {
-            servicesScored: s?.services_scored ?? null,
-            avgScore: s?.avg_score ?? null,
-            topService: s?.top_service ?? null,
-          },
-          scores: distinct.rows,
+    finish: (_meta, data) =>
+      finishReport('scores', scoreDataSchema, data, { items, skipped }, (s, scores) => ({
+        summary: {
+          servicesScored: s?.services_scored ?? null,
+          avgScore: s?.avg_score ?? null,
+          topService: s?.top_service ?? null,
         },
-        skipped: skipped + distinct.dropped,
-      };
-    },
+        scores,
+      })),
   };
 }
 
