@@ -11,6 +11,7 @@ import { CHANNEL_TYPES, channelSecrets } from '../notify/kinds.js';
 import { renderForChannel } from '../commands/render.js';
 import { notifyTest } from '../commands/notify-test.js';
 import type { TenancyApi } from '../api/index.js';
+import type { WriteMode } from '../api/store.js';
 import { SecretKeyError } from '../api/crypto.js';
 import { subscriptionSchema } from '../api/model.js';
 import { ServiceSearch } from '../api/services.js';
@@ -109,44 +110,59 @@ async function mapped<T>(task: () => Promise<T>): Promise<T> {
   }
 }
 
+/** One kind of stored object as the API's store lists, writes and deletes it. */
+interface StoreObjects {
+  list(actor: Actor): Promise<readonly object[]>;
+  put(actor: Actor, body: unknown, mode: WriteMode, pathName?: string): Promise<unknown>;
+  remove(actor: Actor, name: string): Promise<unknown>;
+}
+
+/** An admin names the owning team in the body (the API requires it); a team's is implied. */
+function withTeam(viewer: Viewer, body: Record<string, unknown>): Record<string, unknown> {
+  if (viewer.team === null) return body;
+  return { ...body, team: viewer.team };
+}
+
+/** The console's list, write and delete of one kind of stored object, as the viewer's actor. */
+function viewerCalls(store: StoreObjects): {
+  list: (viewer: Viewer) => Promise<ObjectView[]>;
+  put: (viewer: Viewer, body: Record<string, unknown>, mode: WriteMode) => Promise<void>;
+  remove: (viewer: Viewer, name: string) => Promise<void>;
+} {
+  return {
+    list: (viewer) => mapped(async () => (await store.list(actorOf(viewer))) as ObjectView[]),
+    put: (viewer, body, mode) =>
+      mapped(async () => {
+        const pathName = mode === 'put' ? String(body.name) : undefined;
+        await store.put(actorOf(viewer), withTeam(viewer, body), mode, pathName);
+      }),
+    remove: (viewer, name) =>
+      mapped(async () => {
+        await store.remove(actorOf(viewer), name);
+      }),
+  };
+}
+
 export function tenancySelfService(api: TenancyApi, redis: RedisClient, keys: Keys): SelfService {
   const search = new ServiceSearch(redis, keys);
-  const withTeam = (viewer: Viewer, body: Record<string, unknown>): Record<string, unknown> => {
-    // An admin names the owning team in the body (the API requires it); a team's is implied.
-    if (viewer.team === null) return body;
-    return { ...body, team: viewer.team };
-  };
+  const { store } = api;
+  const subscriptions = viewerCalls({
+    list: (actor) => store.listSubscriptions(actor),
+    put: (actor, body, mode, pathName) => store.putSubscription(actor, body, mode, pathName),
+    remove: (actor, name) => store.deleteSubscription(actor, name),
+  });
+  const channels = viewerCalls({
+    list: (actor) => store.listChannels(actor),
+    put: (actor, body, mode, pathName) => store.putChannel(actor, body, mode, pathName),
+    remove: (actor, name) => store.deleteChannel(actor, name),
+  });
   return {
-    listSubscriptions: (viewer) =>
-      mapped(async () => (await api.store.listSubscriptions(actorOf(viewer))) as ObjectView[]),
-    putSubscription: (viewer, body, mode) =>
-      mapped(async () => {
-        await api.store.putSubscription(
-          actorOf(viewer),
-          withTeam(viewer, body),
-          mode,
-          mode === 'put' ? String(body.name) : undefined,
-        );
-      }),
-    deleteSubscription: (viewer, name) =>
-      mapped(async () => {
-        await api.store.deleteSubscription(actorOf(viewer), name);
-      }),
-    listChannels: (viewer) =>
-      mapped(async () => (await api.store.listChannels(actorOf(viewer))) as ObjectView[]),
-    putChannel: (viewer, body, mode) =>
-      mapped(async () => {
-        await api.store.putChannel(
-          actorOf(viewer),
-          withTeam(viewer, body),
-          mode,
-          mode === 'put' ? String(body.name) : undefined,
-        );
-      }),
-    deleteChannel: (viewer, name) =>
-      mapped(async () => {
-        await api.store.deleteChannel(actorOf(viewer), name);
-      }),
+    listSubscriptions: subscriptions.list,
+    putSubscription: subscriptions.put,
+    deleteSubscription: subscriptions.remove,
+    listChannels: channels.list,
+    putChannel: channels.put,
+    deleteChannel: channels.remove,
     previewChannel: (viewer, name, event) =>
       mapped(async () => {
         const { config, source } = await api.store.resolveChannel(actorOf(viewer), name);
