@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { lifecycleKey } from '../noise/policy.js';
 import type { NoiseStore } from '../noise/store.js';
-import { type Ack, type AckVia } from '../noise/acks.js';
+import { ACK_VIA, type Ack, type AckVia } from '../noise/acks.js';
 import { ApiError, invalid, issuesOf, notFound } from './errors.js';
 import type { ApiStore } from './store.js';
 import type { Actor } from './tokens.js';
@@ -28,7 +28,7 @@ export const ackViewSchema = z.object({
   subject: z.string(),
   by: z.string(),
   name: z.string().nullable(),
-  via: z.enum(['slack', 'console', 'api']),
+  via: z.enum(ACK_VIA),
   at: z.string(),
   expiresAt: z.string(),
   /** False when the episode was acknowledged already (the first acknowledger is kept). */
