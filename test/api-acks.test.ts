@@ -1,7 +1,8 @@
 /**
  * `POST /api/v1/subscriptions/{name}/acks` (src/api/acks.ts): a team acknowledges an open episode
  * of its own subscription, gets a 404 on another team's (or the config file's), the admin acts on
- * any; every ack is audited; nothing open is a 409; a bad body names the field.
+ * any; every ack is audited and logged once (`ack:created`); nothing open is a 409; a bad body
+ * names the field.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { TenancyApi } from '../src/api/index.js';
 import type { Actor } from '../src/api/tokens.js';
-import { silentLogger } from '../src/log.js';
 import { lifecycleKey } from '../src/noise/policy.js';
 import { transition } from './notify-helpers.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
+import { captureLog } from './helpers/log.js';
 
 const ADMIN = 'admin-token-for-the-acks-test-0123456789';
 const START = Date.UTC(2026, 10, 24, 10, 0, 0);
@@ -66,10 +67,11 @@ describe('API acknowledgements', () => {
       { start: START },
     );
     const harness = h;
+    const captured = captureLog('info');
     const a = (api = new TenancyApi({
       redis: harness.tr.redis,
       keys: harness.tr.keys,
-      log: silentLogger(),
+      log: captured.log,
       silences: harness.silences,
       env: {},
       config: () => ({
@@ -86,7 +88,8 @@ describe('API acknowledgements', () => {
     });
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     const base = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}/api/v1`;
-    const payments = (await a.tokens.create(ADMIN_ACTOR, { team: 'payments' })).token;
+    const paymentsToken = await a.tokens.create(ADMIN_ACTOR, { team: 'payments' });
+    const payments = paymentsToken.token;
     // A stored subscription of team payments, on the config file's webhook.
     await a.store.putSubscription(
       ADMIN_ACTOR,
@@ -129,6 +132,48 @@ describe('API acknowledgements', () => {
     const bad = await post(`${base}/subscriptions/ops/acks`, ADMIN, { service: 'stripe' });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('subject');
+
+    // One `ack:created` line per acknowledgement answered (a kept one included), none for refusals.
+    const logged = captured.lines.filter((l) => l['event'] === 'ack:created');
+    expect(
+      logged.map(({ event, subscription, service, subject, created, tokenId, msg }) => ({
+        event,
+        subscription,
+        service,
+        subject,
+        created,
+        tokenId,
+        msg,
+      })),
+    ).toEqual([
+      {
+        event: 'ack:created',
+        subscription: 'pay-team',
+        service: 'stripe',
+        subject: 'incident:inc-1',
+        created: true,
+        tokenId: paymentsToken.id,
+        msg: 'episode acknowledged through the API',
+      },
+      {
+        event: 'ack:created',
+        subscription: 'ops',
+        service: 'stripe',
+        subject: 'incident:inc-1',
+        created: true,
+        tokenId: 'config:adminToken',
+        msg: 'episode acknowledged through the API',
+      },
+      {
+        event: 'ack:created',
+        subscription: 'ops',
+        service: 'stripe',
+        subject: 'incident:inc-1',
+        created: false,
+        tokenId: 'config:adminToken',
+        msg: 'episode acknowledged through the API',
+      },
+    ]);
 
     const audit = await a.store.audit.read({ limit: 20, visible: () => true });
     const acks = audit.filter((e) => e.kind === 'ack');

@@ -2,8 +2,10 @@
  * Acknowledging an episode through the API, the console and the Slack buttons (one service):
  * the tenancy rules (a team acts on its own stored subscriptions only, the admin on all), the
  * ack itself (`NoiseStore.acknowledge`: only an open, told episode; bounded by the told ledger)
- * and the audit entry (kind `ack`, action `acknowledge`). Docs: docs/acting-on-alerts.md.
+ * the audit entry (kind `ack`, action `acknowledge`) and, for the API and the console, the
+ * `ack:created` log line. Docs: docs/acting-on-alerts.md.
  */
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { SubscriptionConfig } from '../config/schema.js';
 import { lifecycleKey } from '../noise/policy.js';
@@ -58,6 +60,8 @@ export interface AckServiceOptions {
   /** Every live subscription (config file and API). */
   subscriptions: () => readonly SubscriptionConfig[];
   now: () => number;
+  /** Where `acknowledgeAs` writes its `ack:created` line. */
+  log: Pick<Logger, 'info'>;
 }
 
 export class AckService {
@@ -70,7 +74,8 @@ export class AckService {
 
   /**
    * Acknowledges for an API or console actor: the subscription must be one the actor may see
-   * (a team's own; the admin's any), else 404 as for any other team's object.
+   * (a team's own; the admin's any), else 404 as for any other team's object. Logs
+   * `ack:created` (with `tokenId` through the API, `viewer` from the console).
    */
   async acknowledgeAs(
     actor: Actor,
@@ -98,6 +103,19 @@ export class AckService {
         'subject',
       );
     }
+    this.o.log.info(
+      {
+        event: 'ack:created',
+        subscription: result.subscription,
+        service: result.service,
+        subject: result.subject,
+        created: result.created,
+        ...(via === 'api' ? { tokenId: actor.tokenId } : { viewer: actor.tokenId }),
+      },
+      via === 'api'
+        ? 'episode acknowledged through the API'
+        : 'episode acknowledged from the console',
+    );
     return result;
   }
 

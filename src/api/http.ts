@@ -187,17 +187,6 @@ export class ApiHttp {
           await readJson(req),
           'api',
         );
-        this.o.log.info(
-          {
-            event: 'ack:created',
-            subscription: view.subscription,
-            service: view.service,
-            subject: view.subject,
-            created: view.created,
-            tokenId: actor.tokenId,
-          },
-          `episode acknowledged through the API`,
-        );
         return { status: view.created ? 201 : 200, body: view };
       },
       deleteSubscription: async ({ actor, params }) => ({

@@ -90,6 +90,7 @@ export class TenancyApi {
             store: this.store,
             subscriptions: () => this.runtime.subscriptions(),
             now,
+            log: o.log,
           });
     this.http = new ApiHttp({
       acks: this.acks,

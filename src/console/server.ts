@@ -712,17 +712,6 @@ export class Console {
       }
       throw err;
     }
-    this.o.log.info(
-      {
-        event: 'ack:created',
-        subscription: view.subscription,
-        service: view.service,
-        subject: view.subject,
-        created: view.created,
-        viewer: ctx.viewer.id,
-      },
-      'episode acknowledged from the console',
-    );
     this.done(ctx, back, view.created ? 'acknowledged' : 'ack-kept', view);
   }
 
