@@ -15,6 +15,7 @@
 import type { EventKind } from '../../config/events.js';
 import type { Transition } from '../../diff/transition.js';
 import { episodeKey, roleOf } from '../episode.js';
+import { chronological } from '../order.js';
 import {
   changeSummary,
   describe,
@@ -32,6 +33,9 @@ import {
 import type { NotificationLinks } from '../links.js';
 import type { Notification } from '../types.js';
 import { OPSGENIE_LIMITS, type OpsgeniePriority, type OpsgenieResponder } from './config.js';
+
+/** The order of a batch's requests (`../order.ts`); `templated.ts` pairs templates with it. */
+export { chronological };
 
 /** `source` of every alert and action: what Opsgenie shows as the alert's origin. */
 export const OPSGENIE_SOURCE = 'statuswatch';
@@ -393,11 +397,6 @@ export function transitionRequests(
     case 'update':
       return [noteRequest(alias, transitionNote(t))];
   }
-}
-
-/** Oldest first, ties in the given order: Opsgenie must see an opening before its closing. */
-export function chronological(transitions: readonly Transition[]): Transition[] {
-  return [...transitions].sort((a, b) => a.observedAt - b.observedAt);
 }
 
 function digestRequest(

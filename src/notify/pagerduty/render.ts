@@ -19,6 +19,7 @@
 import type { EventKind } from '../../config/events.js';
 import type { Transition, TransitionValues } from '../../diff/transition.js';
 import { episodeKey, roleOf } from '../episode.js';
+import { chronological } from '../order.js';
 import {
   changeSummary,
   describe,
@@ -33,6 +34,9 @@ import {
 } from '../text.js';
 import type { Notification } from '../types.js';
 import { isInformationalKind, type InformationalKind, type PagerdutySeverity } from './config.js';
+
+/** The order of a batch's requests (`../order.ts`); `templated.ts` pairs templates with it. */
+export { chronological };
 
 /** Documented limits: summary ≤ 1024 characters, dedup_key ≤ 255, a whole event ≤ 512 KB. */
 export const SUMMARY_MAX = 1024;
@@ -328,18 +332,6 @@ function transitionEvent(
   return action === 'change'
     ? changeEvent(t, n, options, now)
     : alertEvent(t, n, action, options, now);
-}
-
-/**
- * Chronological order (stable): a burst or catch-up holding an opening and its closing must
- * trigger before it resolves, whatever order the notification lists them in.
- */
-export function chronological(transitions: readonly Transition[]): Transition[] {
-  return [...transitions].sort((a, b) => {
-    const da = Number.isFinite(a.observedAt) ? a.observedAt : 0;
-    const db = Number.isFinite(b.observedAt) ? b.observedAt : 0;
-    return da - db;
-  });
 }
 
 function digestEvent(
