@@ -2,8 +2,9 @@
 /**
  * The failed-attempt limit under parallel requests, and bounded request bodies, against a real
  * daemon process (`node dist/cli.js run`, real Redis under a prefix of its own, the simulator):
- * - 200 wrong tokens sent at once, each on its own connection, to `/api/v1`, `/admin/*` and the
- *   console login: at most the limit (10) are checked (401), the rest refused unchecked (429);
+ * - 200 wrong tokens sent at once, each on its own connection, to `/api/v1`, `/admin/*`, the
+ *   console's bearer header and the console login: at most the limit (10) are checked (401), the
+ *   rest refused unchecked (429 with Retry-After);
  * - a right token is never counted, and a burst of right tokens from one address all pass;
  * - the daemon's own outbound requests (a channel pointed at its ops server) never count;
  * - a body nested 10,000 levels deep is a 400 on every surface (never a 500, nothing in the log
@@ -178,6 +179,23 @@ describe('failed-attempt limit under parallel requests', () => {
       body: form(ADMIN_TOKEN),
     }));
     expect(right[0]?.status).toBe(429);
+  });
+
+  it('200 wrong bearer tokens at once to the console: at most 10 checked, the rest 429 with Retry-After', async () => {
+    const sent = await burst('127.0.0.47', 200, () => ({
+      path: '/channels',
+      headers: { authorization: `Bearer ${WRONG}`, accept: 'application/json' },
+    }));
+    expectLimited(sent);
+    for (const s of sent.filter((x) => x.status === 429))
+      expect(JSON.parse(s.text)).toMatchObject({ error: { code: 'rate_limited' } });
+    // Past the limit the right token is refused unchecked too, on a page as in JSON.
+    const [page] = await burst('127.0.0.47', 1, () => ({
+      path: '/channels',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, accept: 'text/html' },
+    }));
+    expect(page?.status).toBe(429);
+    expect(Number(page?.retryAfter)).toBeGreaterThan(0);
   });
 
   it('a right token after failures still works and is never counted', async () => {

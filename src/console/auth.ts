@@ -22,6 +22,7 @@ import type { ConsoleConfig } from './config.js';
 import { ownValue } from '../config/fields.js';
 import { clientAddress, socketAddress } from '../server/client-address.js';
 import type { Attempt } from '../api/tokens.js';
+import { httpError } from '../server/http-error.js';
 
 /** Who is looking: `team` null means an admin (sees everything). */
 export interface Viewer {
@@ -199,7 +200,10 @@ export class SessionStore {
   }
 }
 
-/** Resolves the identity of a request (null: not logged in). */
+/**
+ * Resolves the identity of a request (null: not logged in). A bearer token from an address over
+ * the failed-attempt limit throws a 429 `HttpError` carrying `retry-after` (never checked).
+ */
 export async function identify(
   req: IncomingMessage,
   o: { auth: ConsoleAuth; sessions: SessionStore; config: ConsoleConfig },
@@ -208,6 +212,17 @@ export async function identify(
   const token = bearerToken(req);
   if (token !== undefined) {
     const attempt = await tryToken(o.auth, token, address);
+    if (attempt.outcome === 'limited') {
+      // Over the failed-attempt limit: refused unchecked, as /api/v1 and /admin/* answer it.
+      const seconds = String(Math.ceil(attempt.retryAfterMs / 1000));
+      throw httpError(
+        429,
+        `too many failed attempts from this address; try again in ${seconds} s`,
+        {
+          'retry-after': seconds,
+        },
+      );
+    }
     if (attempt.outcome !== 'ok') return null;
     return { viewer: attempt.value, method: 'bearer', csrf: null, sessionId: null };
   }

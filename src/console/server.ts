@@ -267,6 +267,8 @@ export class Console {
       if (!res.headersSent) {
         // An oversized body may still be arriving: the connection is not kept for another request.
         if (status === 413) res.setHeader('connection', 'close');
+        // The error's own headers: a limited bearer token's 429 carries `retry-after`.
+        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
         if (json) this.sendJson(res, status, err.body());
         else
           this.sendHtml(res, status, errorPage(this.frame(null, 'none', 'Error'), status, message));
