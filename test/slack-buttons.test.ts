@@ -331,6 +331,45 @@ describe('Slack app buttons', () => {
     expect(w.slack.responses).toEqual([]);
   });
 
+  it("answers refusals in the ops server's one error shape, with their statuses", async () => {
+    const w = (world = await setup());
+    const refusal = async (
+      method: 'GET' | 'POST',
+      body: string | undefined,
+      headers: Record<string, string>,
+    ) => {
+      const res = await request(w.url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+      });
+      return {
+        status: res.statusCode,
+        allow: res.headers['allow'],
+        type: res.headers['content-type'],
+        body: await res.body.json(),
+      };
+    };
+    expect(await refusal('GET', undefined, {})).toEqual({
+      status: 405,
+      allow: 'POST',
+      type: 'application/json',
+      body: { error: { code: 'method_not_allowed', message: 'POST only', field: null } },
+    });
+    expect(await refusal('POST', 'payload=x', {})).toMatchObject({
+      status: 401,
+      body: { error: { code: 'unauthorized', message: 'request not verified', field: null } },
+    });
+    // Signed and fresh, but not an interaction payload.
+    const notPayload = 'payload=%7B%7D';
+    expect(
+      await refusal('POST', notPayload, signRequest(SECRET_A, notPayload, w.h.clock.now / 1000)),
+    ).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid', message: 'not an interaction payload', field: null } },
+    });
+  });
+
   it("a click signed by another team's Slack app cannot act on this channel's message", async () => {
     const w = (world = await setup());
     await w.h.route(incident('incident.opened', w.h.clock.now));

@@ -39,6 +39,7 @@ import { lifecycleKey } from '../../noise/policy.js';
 import type { NoiseStore } from '../../noise/store.js';
 import type { Silence, SilenceDraft } from '../../silences/model.js';
 import { BodyError, parseJsonText, readBodyText } from '../../server/body.js';
+import { httpError, sendError } from '../../server/http-error.js';
 import { sameDigest } from '../../server/secret-compare.js';
 import { episodeKey } from '../episode.js';
 import type { NotifierDeps } from '../kind.js';
@@ -179,14 +180,10 @@ export class SlackInteractions {
     await this.idle();
   }
 
+  /** Refusals are the ops server's one error (`sendError`); Slack reads only their status. */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const answer = (status: number, code: string, message: string): void => {
-      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-      res.end(JSON.stringify({ error: { code, message, field: null } }));
-    };
     if ((req.method ?? 'GET').toUpperCase() !== 'POST') {
-      res.setHeader('allow', 'POST');
-      answer(405, 'method_not_allowed', 'POST only');
+      sendError(res, httpError(405, 'POST only', { allow: 'POST' }));
       return;
     }
     let body: string;
@@ -195,7 +192,7 @@ export class SlackInteractions {
     } catch (caught) {
       if (caught instanceof BodyError && caught.problem === 'too_large') {
         req.resume();
-        answer(413, 'too_large', 'body too large');
+        sendError(res, httpError(413, 'body too large'));
         return;
       }
       throw caught;
@@ -207,7 +204,7 @@ export class SlackInteractions {
         { event: 'slack:interaction_refused', reason },
         `Slack interaction refused: ${reason}`,
       );
-      answer(401, 'unauthorized', 'request not verified');
+      sendError(res, httpError(401, 'request not verified'));
       return undefined;
     };
     if (!/^\d{1,12}$/.test(timestamp)) {
@@ -245,7 +242,7 @@ export class SlackInteractions {
       if (!parsed.success) throw new Error('not a block_actions payload');
       payload = parsed.data;
     } catch {
-      answer(400, 'invalid', 'not an interaction payload');
+      sendError(res, httpError(400, 'not an interaction payload'));
       return;
     }
     res.writeHead(200, { 'cache-control': 'no-store' });
