@@ -233,11 +233,15 @@ export class DeliveryQueue {
   /**
    * Dead letters: failed delivery jobs, then the unsent deliveries of batch jobs that failed as a
    * whole and could not hand them over (Redis trouble, or a worker that died more often than
-   * allowed). Each id once.
+   * allowed). Each id once. At most `limit` of them (the newest failed jobs first); every one
+   * without a limit (the admin API pages them: `GET /admin/dead-letters?limit=&cursor=`).
    */
-  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+  async deadLetters(limit = Infinity): Promise<DeadLetter[]> {
     const out = new Map<string, DeadLetter>();
-    const failed = await this.retries.getFailed(0, limit - 1);
+    // BullMQ's ranges are inclusive; -1 is the end of the list.
+    const end = (start: number): number =>
+      Number.isFinite(limit) ? start + Math.max(1, limit) - 1 : -1;
+    const failed = await this.retries.getFailed(0, end(0));
     const entries = await this.ledger.entries(failed.map((job) => job.data.notification.id));
     for (const [i, job] of failed.entries()) {
       // Sent since (re-enqueued after its marks expired): no longer a dead letter.
@@ -248,13 +252,13 @@ export class DeliveryQueue {
       out.set(data.notification.id, deadLetterOf(data.notification, job, attempts));
     }
     for (let start = 0; out.size < limit; start += limit) {
-      const page = await this.batches.getFailed(start, start + limit - 1);
+      const page = await this.batches.getFailed(start, end(start));
       for (const job of page) {
         for (const n of await this.unsentOfFailedBatch(job)) {
           if (!out.has(n.id)) out.set(n.id, deadLetterOf(n, job, 0));
         }
       }
-      if (page.length < limit) break;
+      if (!Number.isFinite(limit) || page.length < limit) break;
     }
     return [...out.values()].slice(0, limit);
   }

@@ -8,6 +8,7 @@ import { HttpError, sendError } from './http-error.js';
 import { sameSecret } from './secret-compare.js';
 import { deadLetterClosed, type DeadLetterRetry } from '../delivery/queue.js';
 import { LOOP_HEADER, type OwnSockets } from './own-sockets.js';
+import { pageOf, pageParams } from '../api/pages.js';
 
 export interface Readiness {
   ready: boolean;
@@ -16,8 +17,15 @@ export interface Readiness {
   redis?: { refusing: string[]; hint: string; since: string; commands?: string[] };
 }
 
+/** What the admin API lists of a dead letter (`DeadLetter` of src/delivery/queue.ts). */
+export interface DeadLetterView {
+  id: string;
+  failedAt: number | null;
+}
+
 export interface AdminApi {
-  deadLetters(): Promise<unknown>;
+  /** Every dead letter (the admin API pages them). */
+  deadLetters(): Promise<DeadLetterView[]>;
   retryDeadLetter(id: string): Promise<DeadLetterRetry>;
   /** What is known about one service; null when nothing is (answered 404). */
   serviceState(feedId: string): Promise<Record<string, unknown> | null>;
@@ -247,7 +255,21 @@ export class OpsServer {
     }
     const method = req.method ?? 'GET';
     if (path === '/admin/dead-letters' && method === 'GET') {
-      send(res, 200, { deadLetters: await this.options.admin.deadLetters() });
+      // Paged as the API's lists are (src/api/pages.ts): newest first, `?limit=&cursor=`, `next`.
+      let params: ReturnType<typeof pageParams>;
+      try {
+        params = pageParams(url);
+      } catch (caught) {
+        if (!(caught instanceof HttpError)) throw caught;
+        sendError(res, caught);
+        return;
+      }
+      const page = pageOf(
+        await this.options.admin.deadLetters(),
+        (d) => [-(d.failedAt ?? 0), d.id],
+        params,
+      );
+      send(res, 200, { deadLetters: page.items, next: page.next });
       return;
     }
     const retry = /^\/admin\/dead-letters\/([^/]+)\/retry$/.exec(path);
