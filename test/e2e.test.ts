@@ -10,6 +10,7 @@ import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { listen, readBody, verifyDelivery } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
 import { waitFor } from './helpers/wait.js';
+import { casesOncePerCi, itOncePerCi } from './helpers/once-per-ci.js';
 import { promtoolCheck } from './helpers/promtool.js';
 import {
   killAll,
@@ -341,12 +342,8 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
 
   // Two threads (`threads: auto` on a 2-core machine: the upstream thread polls and routes, the
   // main thread delivers), and four (two more delivery threads): the drain covers every thread.
-  it.each(
-    // Four threads once per CI run: the second Node.js pass skips them (CI's time budget).
-    process.env.STATUSWATCH_SKIP_TOPOLOGY_TESTS === '1'
-      ? [{ threads: 2 }]
-      : [{ threads: 2 }, { threads: 4 }],
-  )(
+  // Four threads once per CI run: the second Node.js pass skips them (CI's time budget).
+  it.each(casesOncePerCi([{ threads: 2 }], [{ threads: 4 }]))(
     'SIGTERM during slow deliveries ($threads threads), then a restart: nothing lost, nothing doubled',
     async ({ threads }) => {
       const w = await world();
@@ -417,7 +414,7 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
   );
 
   // Once per CI run, like the Redis topologies: the second Node.js pass skips it.
-  (process.env.STATUSWATCH_SKIP_TOPOLOGY_TESTS === '1' ? it.skip : it)(
+  itOncePerCi(
     'two replicas of four threads each: consecutive cycles of a lifecycle arrive in order, each once; /metrics merges every thread',
     async () => {
       const w = await world();

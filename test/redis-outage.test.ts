@@ -8,7 +8,8 @@
  * - every transition made during the outage is delivered once (one 200 per webhook-id);
  * - a Redis that comes back empty is a silent re-baseline: incidents already open are not
  *   announced again, a new one is.
- * STATUSWATCH_SKIP_TOPOLOGY_TESTS=1 skips the outages (CI's second Node version does).
+ * The outages take about two minutes: CI runs them once (test/helpers/once-per-ci.ts), not on its
+ * second Node version (STATUSWATCH_SKIP_TOPOLOGY_TESTS=1).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
@@ -34,6 +35,7 @@ import {
   writeConfig,
   type Daemon,
 } from './helpers/process.js';
+import { itOncePerCi } from './helpers/once-per-ci.js';
 import { waitFor } from './helpers/wait.js';
 
 const WATCHED = ['stripe', 'github', 'slack', 'twilio', 'okta'];
@@ -297,9 +299,6 @@ async function outageScenario(
   };
 }
 
-/** The outage suites take about two minutes: CI runs them once, not on its second Node version. */
-const heavy = process.env.STATUSWATCH_SKIP_TOPOLOGY_TESTS === '1' ? it.skip : it;
-
 describe('the daemon through a Redis outage', () => {
   it('reconnects with a bounded backoff: 100 ms doubling to at most RECONNECT_MAX_DELAY_MS, never giving up', () => {
     expect(reconnectDelay(1, () => 1)).toBe(100);
@@ -312,7 +311,7 @@ describe('the daemon through a Redis outage', () => {
       }
   });
 
-  heavy(
+  itOncePerCi(
     'Redis paused (SIGSTOP) for 40 s, past the 30 s job locks, while incidents open and resolve: 503 meanwhile, quiet logs, then each delivered once',
     async () => {
       const w = await world();
@@ -345,7 +344,7 @@ describe('the daemon through a Redis outage', () => {
     60_000,
   );
 
-  heavy(
+  itOncePerCi(
     'Redis killed (SIGKILL) for 20 s, restarted on its append-only file: one redis:down, one redis:up, each transition delivered once',
     async () => {
       const w = await world();
@@ -384,7 +383,7 @@ describe('the daemon through a Redis outage', () => {
     60_000,
   );
 
-  heavy(
+  itOncePerCi(
     'Redis back EMPTY: a silent re-baseline (open incidents not announced again), then a new incident is delivered',
     async () => {
       const w = await world();
