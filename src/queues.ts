@@ -80,8 +80,21 @@ const PASSING: readonly { pattern: RegExp; event: string; says: string }[] = [
   },
 ];
 
-/** How many finished job ids a worker remembers for `onlyFinishedOrphans`. */
+/** How many finished (and dropped) job ids a worker remembers for `releaseOrphans`. */
 const FINISHED_KEPT = 1_000;
+
+/** How long `releaseOrphans` holds the lapsed lock it takes to put a job back (it moves at once). */
+const RELEASE_CLAIM_MS = 10_000;
+
+/** Sets `id` in `ids` as its newest entry, forgetting the oldest beyond FINISHED_KEPT. */
+function remember(ids: Map<string, number>, id: string, attemptsStarted: number): void {
+  ids.delete(id);
+  ids.set(id, attemptsStarted);
+  if (ids.size > FINISHED_KEPT) {
+    const [oldest] = ids.keys();
+    if (oldest !== undefined) ids.delete(oldest);
+  }
+}
 
 /**
  * A BullMQ Worker that backs off while Redis refuses work. BullMQ's fetch loop treats an error
@@ -97,10 +110,13 @@ class PacedWorker<D, R> extends Worker<D, R> {
   /** Ids of the jobs this worker has fetched and not yet finished processing. */
   private readonly inHand = new Set<string>();
   /**
-   * Ids of the jobs whose processing ended here, newest last (at most FINISHED_KEPT): with
-   * `onlyFinishedOrphans`, the only jobs `releaseOrphans` may put back.
+   * Ids of the jobs whose processing ended here, newest last (at most FINISHED_KEPT), each with
+   * the job's `attemptsStarted` then: with `onlyFinishedOrphans`, the only jobs `releaseOrphans`
+   * may put back, and (with `dropped`) the only ones it puts back once their lock has lapsed.
    */
-  private readonly finished = new Map<string, true>();
+  private readonly finished = new Map<string, number>();
+  /** Ids of the jobs BullMQ fetched here and dropped (see `nextJobFromJobData`), likewise. */
+  private readonly dropped = new Map<string, number>();
   /**
    * Put back only jobs whose processing ended here (their completion was refused), never one
    * that was fetched and not yet processed: for the delivery queues, where two runs of one batch
@@ -145,13 +161,19 @@ class PacedWorker<D, R> extends Worker<D, R> {
     if (jobId === undefined) return super.nextJobFromJobData(jobData, jobId, token);
     this.inHand.add(jobId);
     this.finished.delete(jobId);
+    this.dropped.delete(jobId);
     let job: Job<D, R> | undefined;
     try {
       job = await super.nextJobFromJobData(jobData, jobId, token);
     } finally {
       // BullMQ drops a fetched job when Redis refused to schedule its next run (it stays active
       // under this worker's lock): not in hand, so `releaseOrphans` puts it back.
-      if (job === undefined) this.inHand.delete(jobId);
+      if (job === undefined) {
+        this.inHand.delete(jobId);
+        // (BullMQ passes null, not undefined, when the fetch found no job.)
+        const fetched = jobData as Partial<JobJson> | null | undefined;
+        if (fetched != null) remember(this.dropped, jobId, fetched.attemptsStarted ?? 0);
+      }
     }
     return job;
   }
@@ -167,35 +189,54 @@ class PacedWorker<D, R> extends Worker<D, R> {
       return await super.processJob(job, token, fetchNextCallback);
     } finally {
       this.inHand.delete(id);
-      this.finished.set(id, true);
-      if (this.finished.size > FINISHED_KEPT) {
-        const [oldest] = this.finished.keys();
-        if (oldest !== undefined) this.finished.delete(oldest);
-      }
+      remember(this.finished, id, job.attemptsStarted);
     }
   }
 
   /**
-   * Puts back in the queue the active jobs this worker holds the lock of but no longer
-   * processes: a job taken just before Redis refused the scheduling of its next run (BullMQ then
-   * drops it), or whose completion Redis refused. Without this they wait for their lock to lapse
-   * and two stalled checks (30 to 60 s). Returns how many were put back.
+   * Puts back in the queue the active jobs this worker no longer processes, once Redis takes
+   * writes again (the `accepting` event): a job taken just before Redis refused the scheduling
+   * of its next run (BullMQ then drops it), or whose completion Redis refused.
+   * - Its lock still held by this worker: put back with that lock (on the delivery queues only a
+   *   job whose processing ended here, never one fetched and not yet processed).
+   * - Its lock lapsed meanwhile (a refusal longer than the lock): put back when this worker knows
+   *   it let the job go (its processing ended here, or BullMQ dropped it here; on the delivery
+   *   queues only the former) and nobody started it since (`attemptsStarted` unchanged). The
+   *   lapsed lock is first taken with SET NX, so a job that someone else has locked meanwhile
+   *   is left alone.
+   * Without this they wait for BullMQ's stalled check: the lock's TTL and two checks (30 to 60 s
+   * with the default 30 s lock). A job another worker was processing when its lock lapsed is left
+   * to that worker, or to the stalled check if that worker is gone. Returns how many were put back.
    */
   async releaseOrphans(redis: RedisClient): Promise<number> {
     const active = this.keys.active;
     if (active === undefined) return 0;
     const ids = await redis.lrange(active, 0, -1);
     let released = 0;
-    const mayRelease = (id: string): boolean =>
+    const heldMayGo = (id: string): boolean =>
       !this.inHand.has(id) && (!this.onlyFinishedOrphans || this.finished.has(id));
+    const letGo = (id: string): number | undefined =>
+      this.inHand.has(id)
+        ? undefined
+        : (this.finished.get(id) ?? (this.onlyFinishedOrphans ? undefined : this.dropped.get(id)));
     for (const id of ids) {
-      if (!mayRelease(id)) continue;
-      const token = await redis.get(`${this.toKey(id)}:lock`);
-      if (token === null || !token.startsWith(`${this.id}:`) || !mayRelease(id)) continue;
+      if (this.inHand.has(id)) continue;
+      const lockKey = `${this.toKey(id)}:lock`;
+      const token = await redis.get(lockKey);
+      if (token !== null && (!token.startsWith(`${this.id}:`) || !heldMayGo(id))) continue;
+      const started = token === null ? letGo(id) : undefined;
+      if (token === null && started === undefined) continue;
       const job = await Job.fromId<D, R>(this, id);
-      if (job === undefined || !mayRelease(id)) continue;
-      await job.moveToWait(token);
+      if (job === undefined || this.inHand.has(id)) continue;
+      let lock = token;
+      if (lock === null) {
+        if (job.attemptsStarted !== started || letGo(id) !== started) continue;
+        lock = `${this.id}:release`;
+        if ((await redis.set(lockKey, lock, 'PX', RELEASE_CLAIM_MS, 'NX')) !== 'OK') continue;
+      }
+      await job.moveToWait(lock);
       this.finished.delete(id);
+      this.dropped.delete(id);
       released += 1;
     }
     return released;

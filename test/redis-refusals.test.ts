@@ -14,7 +14,11 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openQueue, startWorker, type QueueRole } from '../src/queues.js';
+import { createKeys, createRedis } from '../src/redis.js';
+import { refusalsOf } from '../src/redis/refusals.js';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
+import { captureLog } from './helpers/log.js';
 import { WEBHOOK_SECRET } from './helpers/delivery.js';
 import { cpuSeconds, faultServer, verifiedDeliveries, type FaultServer } from './helpers/faults.js';
 import { startRedisServer, type RedisServer } from './helpers/global-setup.js';
@@ -393,4 +397,65 @@ describe('start-up checks', () => {
       .filter((l) => l !== ''))
       expect(line).toMatch(/^IMPORTANT! Eviction policy is allkeys-lru/);
   }, 30_000);
+});
+
+describe('a job whose lock lapsed while Redis refused writes', () => {
+  // In the process (the daemon's poll and routing locks are BullMQ's 30 s, not configurable):
+  // a worker with a 1.5 s lock takes a job; Redis is demoted to a replica as the job runs, so
+  // its completion is refused (READONLY; a full Redis would let it through: its script's first
+  // write frees memory) and, the job done, its lock lapses while Redis refuses. Once Redis takes
+  // writes, the job runs again at once (BullMQ's stalled check alone would take 30 to 60 s).
+  it.each<QueueRole>(['transitions', 'deliveries'])(
+    '%s: the job runs again within seconds of Redis taking writes',
+    async (role) => {
+      const { server, admin } = await privateRedis();
+      const connection = createRedis(`redis://${USER}:${PASSWORD}@127.0.0.1:${server.port}`);
+      const keys = createKeys(`lapsed-${role}`);
+      const { log, lines } = captureLog();
+      const nowhere = await freePort();
+      refusalsOf(connection).watch(log, keys);
+      const runs: number[] = [];
+      const home = { connection, keys, log };
+      const queue = openQueue(role, home);
+      const worker = startWorker(
+        role,
+        async () => {
+          runs.push(Date.now());
+          if (runs.length === 1) await admin.call('REPLICAOF', '127.0.0.1', String(nowhere));
+        },
+        home,
+        { lockDuration: 1500, stalledInterval: 30_000 },
+      );
+      cleanups.push(async () => {
+        await worker.close(true);
+        await queue.close();
+        connection.disconnect();
+      });
+      const job = await queue.add('lapsed', {});
+      await waitFor(() => runs.length === 1, { timeoutMs: 5000, what: 'the first run' });
+      const lock = `${keys.tag}:${queue.name}:${job.id ?? '?'}:lock`;
+      await waitFor(async () => (await admin.exists(lock)) === 0, {
+        timeoutMs: 5000,
+        intervalMs: 100,
+        what: 'the lock to lapse',
+      });
+      expect(await admin.lrange(`${keys.tag}:${queue.name}:active`, 0, -1)).toEqual([job.id]);
+      await admin.call('REPLICAOF', 'NO', 'ONE');
+      const recovered = Date.now();
+      await waitFor(() => runs.length >= 2, { timeoutMs: 15_000, what: 'the second run' });
+      const againAfterMs = (runs[1] ?? 0) - recovered;
+      await waitFor(async () => (await job.getState()) === 'completed', {
+        timeoutMs: 5000,
+        what: 'the job completed',
+      });
+      console.info(
+        `lapsed lock (${role}): ran again ${String(againAfterMs)} ms after Redis took writes`,
+      );
+      expect(againAfterMs).toBeLessThan(5000);
+      expect(runs).toHaveLength(2);
+      expect(lines.filter((l) => l.event === 'worker:jobs_released')).toHaveLength(1);
+      expect(lines.filter((l) => l.event === 'worker:error')).toEqual([]);
+    },
+    30_000,
+  );
 });
