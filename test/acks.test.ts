@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EventKind } from '../src/config/events.js';
 import type { Transition } from '../src/diff/transition.js';
 import { lifecycleKey } from '../src/noise/policy.js';
-import { transition } from './notify-helpers.js';
+import { stripeIncident } from './helpers/episode.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
 
 let h: NoiseHarness | undefined;
@@ -19,20 +19,8 @@ afterEach(async () => {
 const START = Date.UTC(2026, 10, 24, 10, 0, 0);
 
 function incident(kind: EventKind, at: number, n = 1, extra: Partial<Transition> = {}): Transition {
-  return transition(kind, {
-    id: `t${kind.replace('.', '')}stripe${n}${at}`,
-    subject: `incident:inc-${n}`,
-    incident: {
-      id: `inc-${n}`,
-      title: 'Card payments failing',
-      status: kind === 'incident.resolved' ? 'resolved' : 'investigating',
-      started: Math.floor(START / 1000),
-      updateCount: 1,
-      latestUpdate: null,
-    },
-    observedAt: at,
-    ...extra,
-  });
+  const id = `t${kind.replace('.', '')}stripe${n}${at}`;
+  return stripeIncident(kind, { at, startedAt: START, n }, { id, ...extra });
 }
 
 /** Two subscriptions of the same service, both reminded hourly, both on the webhook. */

@@ -21,7 +21,7 @@ import type { Transition } from '../src/diff/transition.js';
 import { TenancyApi } from '../src/api/index.js';
 import { silentLogger } from '../src/log.js';
 import { SlackInteractions } from '../src/notify/slack/interactions.js';
-import { transition } from './notify-helpers.js';
+import { stripeIncident } from './helpers/episode.js';
 import { noiseHarness, type NoiseHarness } from './helpers/noise.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -57,19 +57,8 @@ afterEach(async () => {
 });
 
 function incident(kind: EventKind, at: number, extra: Partial<Transition> = {}): Transition {
-  return transition(kind, {
-    id: `t${kind.replace('.', '')}${String(at)}`,
-    incident: {
-      id: 'inc-1',
-      title: 'Card payments failing',
-      status: kind === 'incident.resolved' ? 'resolved' : 'investigating',
-      started: Math.floor(START / 1000),
-      updateCount: 1,
-      latestUpdate: null,
-    },
-    observedAt: at,
-    ...extra,
-  });
+  const id = `t${kind.replace('.', '')}${String(at)}`;
+  return stripeIncident(kind, { at, startedAt: START }, { id, ...extra });
 }
 
 const EVENTS = ['incident.opened', 'incident.updated', 'incident.resolved'];
