@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleWorld, delivered, TEAM_A, type World } from './helpers/console-world.js';
+import { consoleLogin, type ConsoleSession } from './helpers/console-login.js';
 import { waitFor } from './helpers/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -26,25 +27,8 @@ afterAll(async () => {
   await w.close();
 });
 
-/** Logs in through the form; returns the session cookie and the page's CSRF token. */
-async function login(token: string): Promise<{ cookie: string; csrf: string }> {
-  const page = await fetch(`${w.base}/login`);
-  const loginCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const res = await fetch(`${w.base}/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrf, token, next: '/' }),
-  });
-  expect(res.status).toBe(303);
-  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('sw_session=')) ?? '';
-  const cookie = setCookie.split(';')[0] ?? '';
-  const home = await fetch(`${w.base}/`, { headers: { cookie } });
-  const pageCsrf = /name="csrf" value="([^"]+)"/.exec(await home.text())?.[1] ?? '';
-  expect(pageCsrf).not.toBe('');
-  return { cookie, csrf: pageCsrf };
-}
+/** Logs in through the form: the session cookie and the page's CSRF token. */
+const login = (token: string): Promise<ConsoleSession> => consoleLogin(w.base, token);
 
 function postAck(cookie: string, fields: Record<string, string>): Promise<Response> {
   return fetch(`${w.base}/acks`, {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CSP } from '../src/console/index.js';
 import { tenancyAuth } from '../src/console/tenancy-api.js';
 import { consoleWorld, delivered, TEAM_A, TEAM_B, type World } from './helpers/console-world.js';
+import { consoleLogin } from './helpers/console-login.js';
 import { waitFor } from './helpers/wait.js';
 
 let w: World;
@@ -29,28 +30,6 @@ async function json<T>(path: string, token: string): Promise<{ status: number; b
     headers: { ...bearer(token), accept: 'application/json' },
   });
   return { status: res.status, body: (await res.json()) as T };
-}
-
-/** Logs in through the form; returns the session cookie and the page's CSRF token. */
-async function login(token: string): Promise<{ cookie: string; csrf: string }> {
-  const page = await fetch(`${w.base}/login`);
-  const loginCookie = (page.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const res = await fetch(`${w.base}/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie: loginCookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ csrf, token, next: '/' }),
-  });
-  expect(res.status).toBe(303);
-  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith('sw_session=')) ?? '';
-  expect(setCookie).toMatch(/HttpOnly/);
-  expect(setCookie).toMatch(/SameSite=Strict/);
-  expect(setCookie).not.toMatch(/Secure/); // plain HTTP, no trusted proxy
-  const cookie = setCookie.split(';')[0] ?? '';
-  const home = await fetch(`${w.base}/`, { headers: { cookie } });
-  const pageCsrf = /name="csrf" value="([^"]+)"/.exec(await home.text())?.[1] ?? '';
-  return { cookie, csrf: pageCsrf };
 }
 
 describe('web console over HTTP', () => {
@@ -120,7 +99,10 @@ describe('web console over HTTP', () => {
   });
 
   it('a login is a session; a POST without the CSRF token is refused (403), with it accepted', async () => {
-    const { cookie, csrf } = await login(w.tokens.payments);
+    const { cookie, csrf, setCookie } = await consoleLogin(w.base, w.tokens.payments);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    expect(setCookie).not.toMatch(/Secure/); // plain HTTP, no trusted proxy
     expect(csrf).not.toBe('');
     const form = (extra: Record<string, string>) =>
       new URLSearchParams({ services: 'stripe', duration: '5m', comment: 'csrf test', ...extra });
