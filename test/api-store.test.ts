@@ -1,7 +1,8 @@
 /**
  * The API's Redis store in-process, on real Redis: two stores on one prefix stand for two
  * replicas (optimistic transactions settle a race), the merged runtime view follows the version
- * counter, tombstones keep owed closings and reserve names, and no key means no secrets.
+ * counter and hears the change notifications, tombstones keep owed closings and reserve names,
+ * and no key means no secrets.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
@@ -12,6 +13,7 @@ import { ApiStore, type ConfigView } from '../src/api/store.js';
 import type { Actor } from '../src/api/tokens.js';
 import type { ChannelConfig } from '../src/config/schema.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
+import { waitFor } from './helpers/wait.js';
 
 const log = pino({ level: 'silent' });
 const config: ConfigView = { channels: {}, subscriptions: [] };
@@ -67,8 +69,7 @@ describe('ApiStore', () => {
     const s = await store();
     let channels: Record<string, ChannelConfig> = {};
     const runtime = new ApiRuntime({
-      redis: tr!.redis,
-      k: s.k,
+      store: s,
       config: () => config,
       box,
       log,
@@ -117,6 +118,29 @@ describe('ApiStore', () => {
     expect(runtime.subscriptions().map((x) => x.name)).toEqual(['a-sub']);
     // The re-created one does not watch stripe: the old one's closings are still owed.
     expect([...runtime.owedClosings()]).toEqual(['a-sub']);
+  });
+
+  it("the runtime hears a change at once through the store's notifications (no poll)", async () => {
+    const [s, other] = [await store(), await store()];
+    let channels: Record<string, ChannelConfig> = {};
+    const runtime = new ApiRuntime({
+      store: s,
+      config: () => config,
+      box,
+      log,
+      // No fallback poll within the test: only the change notification can bring the channel.
+      pollMs: 3_600_000,
+      onChannels: (c) => {
+        channels = c;
+      },
+    });
+    await runtime.start();
+    closers.push(() => runtime.stop());
+    expect(Object.keys(channels)).toEqual([]);
+    await other.putChannel(teamA, hook('heard'), 'create');
+    await waitFor(() => Object.keys(channels).includes('heard'), {
+      what: 'the runtime to hear of the new channel',
+    });
   });
 
   it('without STATUSWATCH_SECRET_KEY: a channel with secrets is refused naming the field; one without is stored', async () => {

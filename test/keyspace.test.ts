@@ -1,7 +1,8 @@
 /**
  * One owner per Redis key (src/redis/keyspace.ts): every key a source file builds belongs to a
  * family of the table, and is built only in the family's owner (or a listed exception); every
- * family is built somewhere; docs/architecture.md's "Key table" is the table.
+ * family is built somewhere; a store's key object (`apiKeys`) is used in its store only;
+ * docs/architecture.md's "Key table" is the table.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -134,6 +135,67 @@ function keySites(paths: readonly string[]): Site[] {
   return paths.flatMap((path) => sitesOf(relative(ROOT, path), readFileSync(path, 'utf8')));
 }
 
+/** The text of the `{…}` block opening at `open` (strings and nesting skipped). */
+function blockAt(text: string, open: number): string {
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (quote !== null) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') quote = c;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(open, i + 1);
+  }
+  return text.slice(open);
+}
+
+/**
+ * A store's key object: an exported function whose body returns an object literal of keys
+ * (`export function apiKeys(keys) { return { version: keys.key('api', 'version'), … } }`).
+ * Handing it (or its result) to another file lets that file read the store's keys directly.
+ */
+function keyObjectFunctions(source: string): string[] {
+  const text = code(source);
+  const names: string[] = [];
+  for (const m of text.matchAll(/export function (\w+)\s*\(/g)) {
+    const close = text.indexOf(')', m.index);
+    const brace = text.indexOf('{', close);
+    const body = blockAt(text, brace);
+    const returned = /^\{\s*return\s*\{/.exec(body);
+    if (returned === null) continue;
+    const object = blockAt(body, returned[0].length - 1);
+    const values = object
+      .slice(1, -1)
+      .split(/,\s*(?=\w+\s*:)/)
+      .map((entry) => entry.replace(/^\s*\w+\s*:\s*/, '').trim())
+      .filter((v) => v !== '');
+    if (values.length > 0 && values.every((v) => /^\w+\.key\(/.test(v))) names.push(m[1] ?? '');
+  }
+  return names;
+}
+
+/** Every use of another file's key-object function in `source` (the text of `file`). */
+function keyObjectUses(
+  file: string,
+  source: string,
+  owners: ReadonlyMap<string, string>,
+): string[] {
+  const text = code(source);
+  const uses: string[] = [];
+  for (const [name, owner] of owners) {
+    if (owner === file) continue;
+    for (const m of text.matchAll(new RegExp(`\\b${name}\\b`, 'g')))
+      uses.push(
+        `${file}:${String(text.slice(0, m.index).split('\n').length)} uses ${name} (the key object of ${owner}): read its keys through ${owner}'s methods`,
+      );
+  }
+  return uses;
+}
+
 // Every source file but the table itself.
 const SOURCES = sourceFiles(join(ROOT, 'src')).filter(
   (p) => relative(ROOT, p) !== join('src', 'redis', 'keyspace.ts'),
@@ -201,6 +263,37 @@ describe('the keyspace table', () => {
         buildsIn(f, 'src/noise/store.ts'),
       ),
     ).toBe(true);
+  });
+});
+
+describe("a store's key object", () => {
+  const owners = new Map(
+    SOURCES.flatMap((p) =>
+      keyObjectFunctions(readFileSync(p, 'utf8')).map((name) => [name, relative(ROOT, p)] as const),
+    ),
+  );
+
+  it('is found in its owner', () => {
+    expect(owners.get('apiKeys')).toBe(join('src', 'api', 'store.ts'));
+  });
+
+  it('is used in its owner only (other files call the store)', () => {
+    const uses = SOURCES.flatMap((p) =>
+      keyObjectUses(relative(ROOT, p), readFileSync(p, 'utf8'), owners),
+    );
+    expect(uses).toEqual([]);
+  });
+
+  it('catches a store read through its key object elsewhere', () => {
+    // How src/api/runtime.ts once read the API's version counter and change channel.
+    const stray = [
+      "import { readSnapshot, type apiKeys } from './store.js';",
+      '  k: ReturnType<typeof apiKeys>;',
+      "    const version = (await this.o.redis.get(this.o.k.version)) ?? '0';",
+    ].join('\n');
+    const apiStore = new Map([['apiKeys', 'src/api/store.ts']]);
+    expect(keyObjectUses('src/api/runtime.ts', stray, apiStore)).toHaveLength(2);
+    expect(keyObjectUses('src/api/store.ts', stray, apiStore)).toEqual([]);
   });
 });
 

@@ -73,8 +73,7 @@ export class TenancyApi {
     this.tokens = new TokenStore(o.redis, o.keys, this.store.audit, now);
     this.tokens.counted = (check, apply) => this.store.countedWrite(check, apply);
     this.runtime = new ApiRuntime({
-      redis: o.redis,
-      k: this.store.k,
+      store: this.store,
       config: o.config,
       box,
       log: o.log,

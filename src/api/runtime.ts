@@ -1,11 +1,13 @@
 /**
  * What routing and delivery use: the config file's channels and subscriptions merged with the
  * stored ones, kept in memory and brought up to date
- * - once per routing step (`refresh()`: one GET of `{prefix}:api:version`; the stored objects are
- *   read again only when it moved), so a change is in force on every replica for the next
- *   routed cycle;
+ * - once per routing step (`refresh()`: one read of the store's version counter,
+ *   `{prefix}:api:version`; the stored objects are read again only when it moved), so a change
+ *   is in force on every replica for the next routed cycle;
  * - at once on a `{prefix}:api:changed` message (pub/sub), and every `pollMs` as a fallback, so
  *   delivery workers know a new channel before a delivery to it can exist.
+ * It reads them through the store's methods (`version`, `snapshot`, `subscribeChanges`), never
+ * its keys.
  * The config file wins a name clash (the stored object is skipped, with a warning). Deleted
  * subscriptions are tombstones for 7 days: `owedClosings()` names them, and the router sends
  * them the closings of the openings they were told, nothing else. So are the config file's
@@ -13,24 +15,16 @@
  * tombstones are stored (`ApiStore.buryConfigSubscriptions`).
  */
 import type { Logger } from 'pino';
-import type { RedisClient } from '../redis.js';
 import { toError, errorCode } from '../errors.js';
 import type { ChannelConfig, SubscriptionConfig } from '../config/schema.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
 import type { SecretBox } from './crypto.js';
 import { startKeeper } from '../queues.js';
-import {
-  duplicateOf,
-  openChannel,
-  readSnapshot,
-  type apiKeys,
-  type ConfigView,
-  type Snapshot,
-} from './store.js';
+import { openChannel, type ApiStore, type ConfigView, type Snapshot } from './store.js';
 
 export interface ApiRuntimeOptions {
-  redis: RedisClient;
-  k: ReturnType<typeof apiKeys>;
+  /** The API's store: its version counter, its stored objects and its change notifications. */
+  store: Pick<ApiStore, 'version' | 'snapshot' | 'subscribeChanges'>;
   config: () => ConfigView;
   box: SecretBox | null;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -67,7 +61,7 @@ export class ApiRuntime {
   private channelsText = '';
   private refreshing: Promise<void> | null = null;
   private again = false;
-  private subscriber: RedisClient | null = null;
+  private changes: { close: () => Promise<void> } | null = null;
   private stopTimer: (() => void) | null = null;
   private readonly now: () => number;
   /** Names already warned about (a warning per problem, not per refresh). */
@@ -81,13 +75,11 @@ export class ApiRuntime {
   /** Loads the stored objects, then follows changes (pub/sub and a fallback poll). */
   async start(): Promise<void> {
     await this.refresh();
-    const sub = duplicateOf(this.o.redis);
-    this.subscriber = sub;
-    sub.on('error', () => undefined);
-    sub.on('message', () => {
+    const changes = this.o.store.subscribeChanges(() => {
       void this.refresh().catch(() => undefined);
     });
-    await sub.subscribe(this.o.k.changed).catch((err: unknown) => {
+    this.changes = changes;
+    await changes.subscribed.catch((err: unknown) => {
       this.o.log.warn(
         { event: 'api:subscribe_failed', err: toError(err).message },
         'no change notifications; polling the API version instead',
@@ -102,9 +94,9 @@ export class ApiRuntime {
   async stop(): Promise<void> {
     this.stopTimer?.();
     this.stopTimer = null;
-    const sub = this.subscriber;
-    this.subscriber = null;
-    if (sub !== null) await sub.quit().catch(() => undefined);
+    const changes = this.changes;
+    this.changes = null;
+    await changes?.close();
   }
 
   /**
@@ -119,10 +111,10 @@ export class ApiRuntime {
     this.refreshing = (async () => {
       do {
         this.again = false;
-        const version = (await this.o.redis.get(this.o.k.version)) ?? '0';
+        const version = await this.o.store.version();
         if (version === this.version) continue;
         // Read after the version: a write in between bumps it again, and the next refresh reloads.
-        this.snap = await readSnapshot(this.o.redis, this.o.k);
+        this.snap = await this.o.store.snapshot();
         this.version = version;
         this.rebuild();
       } while (this.rerun());

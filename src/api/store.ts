@@ -366,8 +366,33 @@ export class ApiStore {
     return readSnapshot(this.o.redis, this.k);
   }
 
+  /** The version counter (`api:version`): moves on every change; '0' before the first. */
   async version(): Promise<string> {
     return (await this.o.redis.get(this.k.version)) ?? '0';
+  }
+
+  /**
+   * Follows the change notifications (`api:changed`, published after every change) on a
+   * connection of its own: `onChange` runs on each. `subscribed` settles once the subscription
+   * is in place (rejects when it could not be made); `close` ends the connection.
+   */
+  subscribeChanges(onChange: () => void): {
+    subscribed: Promise<void>;
+    close: () => Promise<void>;
+  } {
+    const sub = duplicateOf(this.o.redis);
+    sub.on('error', () => undefined);
+    sub.on('message', () => {
+      onChange();
+    });
+    return {
+      subscribed: sub.subscribe(this.k.changed).then(() => undefined),
+      close: () =>
+        sub.quit().then(
+          () => undefined,
+          () => undefined,
+        ),
+    };
   }
 
   async close(): Promise<void> {
