@@ -2,13 +2,20 @@
 /**
  * The egress policy on real sockets, as an attacker holding one team token would try it, against
  * a daemon (`node dist/cli.js run`) with the default policy: no spelling of a loopback address
- * is accepted for any channel kind, a channel that got past the write check (a name that
- * resolved elsewhere then) reaches nothing when tested or sent to (the listeners count every
- * connection), the daemon's own port cannot be driven to lock its admin out, and an operator's
- * `host:port` exception works. Everything listens, and is sent to, on loopback only; the private
- * and link-local addresses below are inputs that must be refused, never connected to.
+ * (nor an /etc/hosts name resolving to loopback) is accepted for any channel kind; a channel that
+ * got past the write check (a name that resolved elsewhere then), in every one of those spellings
+ * and of every kind, reaches nothing when tested or sent to (listeners on 127.0.0.1 and ::1, on
+ * one port, count every connection); the daemon's own port cannot be driven to lock its admin
+ * out; an operator's exceptions (`host:port`, an SMTP relay, a CIDR) let through what they name
+ * and nothing else, and `configChannels: checked` holds the config file's channels to the policy.
+ * Everything listens, and is sent to, on loopback only; the private and link-local addresses
+ * below are inputs that must be refused, never connected to.
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { lookup } from 'node:dns/promises';
+import { readFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey, SecretBox } from '../src/api/crypto.js';
 import { ApiStore } from '../src/api/store.js';
@@ -35,7 +42,7 @@ interface Listener {
   close(): Promise<void>;
 }
 
-async function listener(host: string): Promise<Listener> {
+async function listener(host: string, port = 0): Promise<Listener> {
   const sockets = new Set<Socket>();
   const state = { connections: 0 };
   const received: string[] = [];
@@ -51,12 +58,11 @@ async function listener(host: string): Promise<Listener> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, host, resolve);
+    server.listen(port, host, resolve);
   });
   const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
   return {
-    port,
+    port: typeof address === 'object' && address !== null ? address.port : 0,
     received,
     get connections() {
       return state.connections;
@@ -70,6 +76,50 @@ async function listener(host: string): Promise<Listener> {
       }),
   };
 }
+
+/**
+ * Listeners on `first` and `second` on one port (so every spelling of either address reaches a
+ * counted listener); `second` undefined when it cannot be bound (no IPv6 loopback on the host).
+ */
+async function listenerPair(
+  first: string,
+  second: string,
+): Promise<{ a: Listener; b: Listener | undefined }> {
+  for (let tries = 0; ; tries += 1) {
+    const a = await listener(first);
+    try {
+      return { a, b: await listener(second, a.port) };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT') return { a, b: undefined };
+      await a.close();
+      if (code !== 'EADDRINUSE' || tries >= 20) throw err;
+    }
+  }
+}
+
+/**
+ * A name of /etc/hosts (other than `localhost`, which the write check knows by name) that
+ * resolves to loopback addresses only, checked here with the resolver the daemon uses; undefined
+ * when there is none (the cases that need one are skipped).
+ */
+async function loopbackHostsName(): Promise<string | undefined> {
+  const text = await readFile('/etc/hosts', 'utf8').catch(() => '');
+  const names = text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim().split(/\s+/).slice(1))
+    .flat()
+    .filter((n) => /^[a-z][a-z0-9-]*$/i.test(n) && !/^localhost$|\.localhost$/i.test(n));
+  for (const name of names) {
+    const found = await lookup(name, { all: true }).catch(() => []);
+    if (found.length > 0 && found.every((a) => /^127\./.test(a.address) || a.address === '::1'))
+      return name;
+  }
+  return undefined;
+}
+
+const HOSTS_NAME = await loopbackHostsName();
+const HOSTS_NAMES = HOSTS_NAME === undefined ? [] : [HOSTS_NAME];
 
 /** A channel body of each kind sending to `host` (as written in a URL) and `port`. */
 function channelOf(kind: string, host: string, port: number): Record<string, unknown> {
@@ -132,13 +182,19 @@ const INTERNAL_LITERALS = ['169.254.169.254', '10.0.0.1', '192.168.1.1', '100.64
 
 let w: World | undefined;
 let d: Daemon | undefined;
+/** Listeners on 127.0.0.1 and, on the same port, ::1 (undefined without IPv6 loopback). */
 let v4: Listener | undefined;
+let v6: Listener | undefined;
 let team: ReturnType<typeof client> | undefined;
+
+/** Connections either loopback listener counted. */
+const reached = (): number => (v4?.connections ?? 0) + (v6?.connections ?? 0);
 
 beforeAll(async () => {
   w = await world('egress');
-  v4 = await listener('127.0.0.1');
+  ({ a: v4, b: v6 } = await listenerPair('127.0.0.1', '::1'));
   w.cleanups.push(() => v4?.close() ?? Promise.resolve());
+  w.cleanups.push(() => v6?.close() ?? Promise.resolve());
   // The default policy: the base config without the loopback exception the other suites use.
   const config = baseConfig(w);
   const file = await writeConfig(w.dir, {
@@ -156,12 +212,58 @@ afterAll(async () => {
   for (const c of (w?.cleanups ?? []).splice(0).reverse()) await c().catch(() => undefined);
 });
 
+/**
+ * Channels of team red of every kind at each of `hosts` (the listeners' port), stored without the
+ * write check (an ApiStore with no policy), as if their names had resolved to a public address
+ * then. Their names.
+ */
+async function storeLate(prefix: string, hosts: readonly string[]): Promise<string[]> {
+  if (w === undefined || v4 === undefined) throw new Error('not started');
+  const store = new ApiStore({
+    redis: w.tr.redis,
+    keys: createKeys(w.tr.prefix),
+    config: () => ({ channels: {}, subscriptions: [] }),
+    box: SecretBox.fromEnv({ STATUSWATCH_SECRET_KEY: SECRET_KEY }),
+  });
+  const admin = { tokenId: 'test', team: null, admin: true, address: '127.0.0.1' };
+  const names: string[] = [];
+  try {
+    for (const kind of KINDS) {
+      for (const host of hosts) {
+        const name = `${prefix}-${kind}-${String(names.length)}`;
+        names.push(name);
+        await store.putChannel(
+          admin,
+          { name, team: 'red', ...channelOf(kind, host, v4.port) },
+          'create',
+        );
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  return names;
+}
+
+/** The team's test of each channel fails as a policy refusal, and no listener saw a connection. */
+async function expectRefusedAtConnect(names: readonly string[]): Promise<void> {
+  if (team === undefined) throw new Error('not started');
+  for (const name of names) {
+    const res = await team('POST', `/api/v1/channels/${name}/test`);
+    expect(res.status, `${name}: ${res.text}`).toBe(200);
+    expect(res.body.ok, name).toBe(false);
+    expect(res.body.message, name).toMatch(/policy/);
+    expect(reached(), name).toBe(0);
+  }
+}
+
 describe('egress policy (default): a team cannot reach internal addresses', () => {
   it('refuses every loopback spelling and internal range for every channel kind at creation, naming the field', async () => {
     if (team === undefined || v4 === undefined) throw new Error('not started');
     let n = 0;
     for (const kind of KINDS) {
-      for (const host of [...LOOPBACK_SPELLINGS, ...INTERNAL_LITERALS]) {
+      // With an /etc/hosts name resolving to loopback: judged by what it resolves to now.
+      for (const host of [...LOOPBACK_SPELLINGS, ...HOSTS_NAMES, ...INTERNAL_LITERALS]) {
         n += 1;
         const res = await team('POST', '/api/v1/channels', {
           name: `bad-${String(n)}`,
@@ -175,40 +277,17 @@ describe('egress policy (default): a team cannot reach internal addresses', () =
     const list = await team('GET', '/api/v1/channels');
     expect(list.status).toBe(200);
     expect(JSON.stringify(list.body)).not.toMatch(/bad-\d/);
-    expect(v4.connections).toBe(0);
+    expect(reached()).toBe(0);
   });
 
-  it('refuses at connect time a channel that got past the write check: tests and deliveries reach nothing', async () => {
+  it('refuses at connect time, in every spelling and for every kind, a channel that got past the write check: tests and deliveries reach nothing', async () => {
     if (w === undefined || d === undefined || team === undefined || v4 === undefined)
       throw new Error('not started');
-    // As if `localhost` and `127.0.0.1` had resolved to a public address when written: the
-    // channels are stored without the write check (a store with no policy).
-    const store = new ApiStore({
-      redis: w.tr.redis,
-      keys: createKeys(w.tr.prefix),
-      config: () => ({ channels: {}, subscriptions: [] }),
-      box: SecretBox.fromEnv({ STATUSWATCH_SECRET_KEY: SECRET_KEY }),
-    });
-    const admin = { tokenId: 'test', team: null, admin: true, address: '127.0.0.1' };
-    const names: string[] = [];
-    for (const kind of KINDS) {
-      for (const host of ['localhost', '127.0.0.1', '[::ffff:127.0.0.1]']) {
-        const name = `late-${kind}-${String(names.length)}`;
-        names.push(name);
-        await store.putChannel(
-          admin,
-          { name, team: 'red', ...channelOf(kind, host, v4.port) },
-          'create',
-        );
-      }
-    }
-    await store.close();
-    for (const name of names) {
-      const res = await team('POST', `/api/v1/channels/${name}/test`);
-      expect(res.status, `${name}: ${res.text}`).toBe(200);
-      expect(res.body.ok, name).toBe(false);
-      expect(res.body.message, name).toMatch(/policy/);
-    }
+    // As if each destination had resolved to a public address when written: the channels are
+    // stored without the write check. Every test is then refused by the daemon's connector.
+    const names = await storeLate('late', LOOPBACK_SPELLINGS);
+    expect(names).toHaveLength(LOOPBACK_SPELLINGS.length * KINDS.length);
+    await expectRefusedAtConnect(names);
     // A subscription on one of them: the delivery is dead-lettered as a policy failure.
     const sub = await team('POST', '/api/v1/subscriptions', {
       name: 'red-sub',
@@ -235,8 +314,19 @@ describe('egress policy (default): a team cannot reach internal addresses', () =
       },
       { timeoutMs: 30_000, what: 'a delivery refused by the egress policy' },
     );
-    expect(v4.connections).toBe(0);
+    expect(reached()).toBe(0);
   }, 90_000);
+
+  it.skipIf(HOSTS_NAME === undefined)(
+    `refuses at connect time an /etc/hosts name resolving to loopback (${HOSTS_NAME ?? 'none'}), for every kind`,
+    async () => {
+      if (HOSTS_NAME === undefined) throw new Error('not started');
+      // Stored past the write check (as if it had resolved elsewhere then): refused when the
+      // connection is made, on the address the name resolves to at that moment.
+      await expectRefusedAtConnect(await storeLate('late-hosts', [HOSTS_NAME]));
+      expect(reached()).toBe(0);
+    },
+  );
 
   it('a request carrying the loop header (a notifier reaching this installation through its ingress) is refused unchecked and uncounted', async () => {
     if (d === undefined) throw new Error('not started');
@@ -270,40 +360,138 @@ describe('egress policy (default): a team cannot reach internal addresses', () =
   });
 });
 
-describe('egress policy: an operator exception', () => {
-  it('lets host:port through and nothing else on loopback', async () => {
+/** A real SMTP server on 127.0.0.1 that accepts every message and counts them. */
+async function acceptingSmtp(): Promise<{
+  port: number;
+  messages(): number;
+  close(): Promise<void>;
+}> {
+  let messages = 0;
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    authOptional: true,
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.resume();
+      stream.on('end', () => {
+        messages += 1;
+        callback();
+      });
+    },
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server.server, 'listening');
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    port,
+    messages: () => messages,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+describe("egress policy: operator exceptions and the config file's channels", () => {
+  it('host:port, an SMTP relay, a CIDR each let their destination through and nothing else; `configChannels: checked` refuses a config-file channel', async () => {
     if (w === undefined || v4 === undefined) throw new Error('not started');
     const other = await listener('127.0.0.1');
     w.cleanups.push(() => other.close());
+    const smtp = await acceptingSmtp();
+    w.cleanups.push(() => smtp.close());
+    // 127.0.0.2 (allowed by a CIDR) and 127.0.0.1 (not) on one port: the address decides.
+    const { a: cidr, b: sameOn1 } = await listenerPair('127.0.0.2', '127.0.0.1');
+    if (sameOn1 === undefined) throw new Error('cannot bind 127.0.0.1 next to 127.0.0.2');
+    w.cleanups.push(() => cidr.close());
+    w.cleanups.push(() => sameOn1.close());
     const file = await writeConfig(w.dir, {
       ...baseConfig(w),
       server: {
         port: 0,
         adminToken: ADMIN_TOKEN,
-        egress: { allow: [`127.0.0.1:${String(v4.port)}`] },
+        egress: {
+          allow: [`127.0.0.1:${String(v4.port)}`, `127.0.0.1:${String(smtp.port)}`, '127.0.0.2/32'],
+          configChannels: 'checked',
+        },
+      },
+      channels: {
+        // The operator's own channel at a loopback address no exception covers.
+        'cfg-loop': {
+          type: 'webhook',
+          url: `http://127.0.0.1:${String(other.port)}/hook`,
+          secret: webhookSecret('cfg'),
+        },
       },
     });
     const d2 = await startDaemon(file, { STATUSWATCH_SECRET_KEY: SECRET_KEY });
-    const made = await client(d2.url, ADMIN_TOKEN)('POST', '/api/v1/tokens', { team: 'blue' });
-    const blue = client(d2.url, made.body.token as string);
-    const ok = await blue('POST', '/api/v1/channels', {
-      name: 'relay',
-      ...channelOf('webhook', '127.0.0.1', v4.port),
-    });
-    expect(ok.status, ok.text).toBe(201);
-    const before = v4.connections;
-    const tested = await blue('POST', '/api/v1/channels/relay/test');
-    expect(tested.body.ok, tested.text).toBe(true);
-    expect(v4.connections).toBeGreaterThan(before);
-    // Every request a notifier sends carries the loop header.
-    expect(v4.received.join('')).toMatch(/\r\nstatuswatch-loop: 1\r\n/i);
-    const refused = await blue('POST', '/api/v1/channels', {
-      name: 'other-port',
-      ...channelOf('webhook', '127.0.0.1', other.port),
-    });
-    expect(refused.status).toBe(400);
-    expect(other.connections).toBe(0);
-    d2.proc.signal('SIGTERM');
-    await d2.proc.waitForExit(15_000);
+    try {
+      const made = await client(d2.url, ADMIN_TOKEN)('POST', '/api/v1/tokens', { team: 'blue' });
+      const blue = client(d2.url, made.body.token as string);
+
+      // host:port: that port of 127.0.0.1, no other.
+      const ok = await blue('POST', '/api/v1/channels', {
+        name: 'relay',
+        ...channelOf('webhook', '127.0.0.1', v4.port),
+      });
+      expect(ok.status, ok.text).toBe(201);
+      const before = v4.connections;
+      const tested = await blue('POST', '/api/v1/channels/relay/test');
+      expect(tested.body.ok, tested.text).toBe(true);
+      expect(v4.connections).toBeGreaterThan(before);
+      // Every request a notifier sends carries the loop header.
+      expect(v4.received.join('')).toMatch(/\r\nstatuswatch-loop: 1\r\n/i);
+      const refused = await blue('POST', '/api/v1/channels', {
+        name: 'other-port',
+        ...channelOf('webhook', '127.0.0.1', other.port),
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.field).toBe('url');
+
+      // An internal SMTP relay allowed as host:port: the e-mail goes through it.
+      const mail = await blue('POST', '/api/v1/channels', {
+        name: 'mail-relay',
+        ...channelOf('email', '127.0.0.1', smtp.port),
+      });
+      expect(mail.status, mail.text).toBe(201);
+      const mailed = await blue('POST', '/api/v1/channels/mail-relay/test');
+      expect(mailed.body.ok, mailed.text).toBe(true);
+      expect(smtp.messages()).toBe(1);
+      const mailOther = await blue('POST', '/api/v1/channels', {
+        name: 'mail-other',
+        ...channelOf('email', '127.0.0.1', other.port),
+      });
+      expect(mailOther.status).toBe(400);
+      expect(mailOther.body.error.field).toBe('smtp.host');
+
+      // A CIDR: 127.0.0.2 passes, 127.0.0.1 on the same port stays refused.
+      const inCidr = await blue('POST', '/api/v1/channels', {
+        name: 'in-cidr',
+        ...channelOf('webhook', '127.0.0.2', cidr.port),
+      });
+      expect(inCidr.status, inCidr.text).toBe(201);
+      const cidrTested = await blue('POST', '/api/v1/channels/in-cidr/test');
+      expect(cidrTested.body.ok, cidrTested.text).toBe(true);
+      expect(cidr.connections).toBeGreaterThan(0);
+      const outCidr = await blue('POST', '/api/v1/channels', {
+        name: 'out-cidr',
+        ...channelOf('webhook', '127.0.0.1', sameOn1.port),
+      });
+      expect(outCidr.status).toBe(400);
+      expect(outCidr.body.error.message).toMatch(/loopback address, refused by the egress policy/);
+
+      // `configChannels: checked`: the config file's channel follows the policy when sent.
+      const cfg = await client(d2.url, ADMIN_TOKEN)('POST', '/api/v1/channels/cfg-loop/test');
+      expect(cfg.status, cfg.text).toBe(200);
+      expect(cfg.body.ok, cfg.text).toBe(false);
+      expect(cfg.body.message).toMatch(/policy/);
+
+      expect(other.connections).toBe(0);
+      expect(sameOn1.connections).toBe(0);
+    } finally {
+      d2.proc.signal('SIGTERM');
+      await d2.proc.waitForExit(15_000);
+    }
   }, 60_000);
 });
