@@ -6,28 +6,17 @@
  * left; the size quotas; another team and admins are not held back; every page of a list
  * returns each item exactly once.
  */
-import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { newKey } from '../src/api/crypto.js';
-import { TenancyApi } from '../src/api/index.js';
 import { DEFAULT_QUOTAS, type QuotasConfig } from '../src/api/quota-config.js';
 import { countedObjects, readQuotaState, readSnapshot } from '../src/api/store.js';
 import { usageOf } from '../src/api/quotas.js';
-import { SilenceStore } from '../src/silences/store.js';
-import { listen } from '../src/demo/sinks.js';
+import { startApi, type ApiDaemon } from './helpers/api-daemon.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
 import { client, type Client } from './api-helpers.js';
 
 const ADMIN = 'adm_quota_ADMINTOKEN_0123456789abcdef';
-const log = pino({ level: 'silent' });
 const env = { STATUSWATCH_SECRET_KEY: newKey() };
-
-interface Replica {
-  api: TenancyApi;
-  url: string;
-  server: Server;
-}
 
 let tr: TestRedis | undefined;
 const cleanups: (() => Promise<void>)[] = [];
@@ -37,15 +26,9 @@ afterEach(async () => {
   tr = undefined;
 });
 
-async function replica(quotas: Partial<QuotasConfig>): Promise<Replica> {
+async function replica(quotas: Partial<QuotasConfig>): Promise<ApiDaemon> {
   tr ??= await testRedis('quota');
-  const t = tr;
-  const silences = new SilenceStore(t.redis, t.keys, Date.now, { cacheMs: 0 });
-  const api = new TenancyApi({
-    redis: t.redis,
-    keys: t.keys,
-    log,
-    silences,
+  const r = await startApi(tr, {
     env,
     config: () => ({
       channels: {},
@@ -53,22 +36,9 @@ async function replica(quotas: Partial<QuotasConfig>): Promise<Replica> {
       adminToken: ADMIN,
       quotas: { ...DEFAULT_QUOTAS, ...quotas },
     }),
-    onChannels: () => undefined,
   });
-  const server = createServer((req, res) => {
-    void api.http.handle(req, res, new URL(req.url ?? '/', 'http://127.0.0.1'));
-  });
-  const url = await listen(server);
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) =>
-      server.close(() => {
-        resolve();
-      }),
-    );
-    await api.store.close();
-  });
-  return { api, url, server };
+  cleanups.push(() => r.close());
+  return r;
 }
 
 async function tokenFor(admin: Client, team: string): Promise<string> {

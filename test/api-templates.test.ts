@@ -6,21 +6,17 @@
  * checked against its own variables (400 naming the field and the line); a channel's preview
  * carries the console links of `server.publicUrl` (in the message and in a template's `links`).
  */
-import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { newKey } from '../src/api/crypto.js';
-import { TenancyApi } from '../src/api/index.js';
+import type { TenancyApi } from '../src/api/index.js';
 import { channelConfigSchema, type ChannelConfig } from '../src/config/schema.js';
-import { SilenceStore } from '../src/silences/store.js';
 import { tenancySelfService } from '../src/console/tenancy-api.js';
-import { listen } from '../src/demo/sinks.js';
+import { startApi } from './helpers/api-daemon.js';
 import { testRedis, type TestRedis } from './helpers/redis.js';
 import { client, type Client } from './api-helpers.js';
 
 const ADMIN = 'adm_tmpl_ADMINTOKEN_0123456789abcdef';
 const PUBLIC_URL = 'https://statuswatch.example.test/';
-const log = pino({ level: 'silent' });
 const env = { STATUSWATCH_SECRET_KEY: newKey() };
 const SECRET = `whsec_${Buffer.from('0123456789abcdef0123').toString('base64')}`;
 
@@ -48,12 +44,7 @@ async function api(
   // Each API its own prefix, removed after the test (a test may start two).
   const t = await testRedis('api-tmpl');
   cleanups.push(() => t.cleanup());
-  const silences = new SilenceStore(t.redis, t.keys, Date.now, { cacheMs: 0 });
-  const tenancy = new TenancyApi({
-    redis: t.redis,
-    keys: t.keys,
-    log,
-    silences,
+  const d = await startApi(t, {
     env,
     config: () => ({
       channels: CONFIG_CHANNELS,
@@ -61,22 +52,9 @@ async function api(
       adminToken: ADMIN,
       publicUrl,
     }),
-    onChannels: () => undefined,
   });
-  const server = createServer((req, res) => {
-    void tenancy.http.handle(req, res, new URL(req.url ?? '/', 'http://127.0.0.1'));
-  });
-  const url = await listen(server);
-  cleanups.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) =>
-      server.close(() => {
-        resolve();
-      }),
-    );
-    await tenancy.store.close();
-  });
-  return { admin: client(url, ADMIN), url, tenancy, tr: t };
+  cleanups.push(() => d.close());
+  return { admin: client(d.url, ADMIN), url: d.url, tenancy: d.api, tr: t };
 }
 
 async function team(admin: Client, url: string, name: string): Promise<Client> {
