@@ -59,14 +59,30 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** Every address of a name (`dns.lookup` with `all: true`): the system resolver, or a test's. */
+export type Resolver = (
+  hostname: string,
+  options: LookupOptions & { all: true },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+const systemResolver: Resolver = (hostname, options, callback) => {
+  dnsLookup(hostname, options, callback);
+};
+
 /**
  * A `net.connect` lookup for `host:port` that resolves every address and refuses the destination
- * when any of them is refused (a name may not mix a public and an internal address).
+ * when any of them is refused (a name may not mix a public and an internal address). The
+ * addresses it checks are the ones it hands the socket: one resolution per connect, none cached.
  */
-export function checkedLookup(policy: EgressPolicy, port: number): LookupFunction {
+export function checkedLookup(
+  policy: EgressPolicy,
+  port: number,
+  resolve: Resolver = systemResolver,
+): LookupFunction {
   const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     const canonical = canonicalHost(hostname) ?? hostname;
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    resolve(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err !== null) {
         callback(err, []);
         return;
