@@ -1,14 +1,10 @@
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-} from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { simpleParser } from 'mailparser';
 import { Webhook } from 'standardwebhooks';
 import { CHANNEL_TYPES, type ChannelType } from '../notify/kinds.js';
+import { readBounded, startReceiverServer } from './receivers/http.js';
 
 /**
  * The demo's sinks: one per channel kind, as `src/notify/kinds.ts` lists them (the only list of
@@ -25,28 +21,9 @@ export interface Received {
   lines: string[];
 }
 
-/**
- * The whole request body's bytes; null when it is longer than `maxBytes` (the rest is read and
- * dropped, never held).
- */
-export function readBytes(req: IncomingMessage, maxBytes = Infinity): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= maxBytes) chunks.push(c);
-    });
-    req.on('end', () => {
-      resolve(size > maxBytes ? null : Buffer.concat(chunks));
-    });
-    req.on('error', reject);
-  });
-}
-
-/** The whole request body as UTF-8 text. */
+/** The whole request body as UTF-8 text (read by the receivers' one body reader). */
 export async function readBody(req: IncomingMessage): Promise<string> {
-  return ((await readBytes(req)) ?? Buffer.alloc(0)).toString('utf8');
+  return (await readBounded(req, Infinity)).body.toString('utf8');
 }
 
 /** Listens on a free port of 127.0.0.1 and returns the base URL. */
@@ -64,28 +41,17 @@ interface SlackBody {
 export async function slackSink(
   onMessage: (r: Received) => void,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    void readBody(req).then((body) => {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      const parsed = JSON.parse(body) as SlackBody;
-      const lines: string[] = [];
-      for (const b of parsed.blocks ?? []) {
-        if (b.text?.text !== undefined) lines.push(...b.text.text.split('\n'));
-        for (const e of b.elements ?? []) if (e.text !== undefined) lines.push(e.text);
-      }
-      onMessage({ sink: 'slack', summary: parsed.text ?? '', lines });
-    });
+  const server = await startReceiverServer(({ body }) => {
+    const parsed = JSON.parse(body.toString('utf8')) as SlackBody;
+    const lines: string[] = [];
+    for (const b of parsed.blocks ?? []) {
+      if (b.text?.text !== undefined) lines.push(...b.text.text.split('\n'));
+      for (const e of b.elements ?? []) if (e.text !== undefined) lines.push(e.text);
+    }
+    onMessage({ sink: 'slack', summary: parsed.text ?? '', lines });
+    return { status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok' };
   });
-  const url = await listen(server);
-  return {
-    url: `${url}/services/T000/B000/demo`,
-    close: () =>
-      new Promise((r) =>
-        server.close(() => {
-          r();
-        }),
-      ),
-  };
+  return { url: `${server.origin}/services/T000/B000/demo`, close: () => server.close() };
 }
 
 /**
@@ -113,34 +79,24 @@ export async function webhookSink(
   onMessage: (r: Received) => void,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const wh = new Webhook(secret.replace(/^whsec_/, ''));
-  const server = createServer((req, res) => {
-    void readBody(req).then((body) => {
-      const { headers, verified } = verifyDelivery(wh, body, req.headers);
-      res.writeHead(verified ? 204 : 400).end();
-      const parsed = JSON.parse(body) as {
-        type: string;
-        data: { eventId?: string; events?: unknown[] };
-      };
-      onMessage({
-        sink: 'webhook',
-        summary: parsed.type,
-        lines: [
-          `webhook-id ${headers['webhook-id'] ?? '?'}  signature ${verified ? 'verified' : 'INVALID'}`,
-          body.length > 300 ? `${body.slice(0, 300)}…` : body,
-        ],
-      });
+  const server = await startReceiverServer(({ body: bytes, headers: raw }) => {
+    const body = bytes.toString('utf8');
+    const { headers, verified } = verifyDelivery(wh, body, raw);
+    const parsed = JSON.parse(body) as {
+      type: string;
+      data: { eventId?: string; events?: unknown[] };
+    };
+    onMessage({
+      sink: 'webhook',
+      summary: parsed.type,
+      lines: [
+        `webhook-id ${headers['webhook-id'] ?? '?'}  signature ${verified ? 'verified' : 'INVALID'}`,
+        body.length > 300 ? `${body.slice(0, 300)}…` : body,
+      ],
     });
+    return { status: verified ? 204 : 400 };
   });
-  const url = await listen(server);
-  return {
-    url: `${url}/hooks/statuswatch`,
-    close: () =>
-      new Promise((r) =>
-        server.close(() => {
-          r();
-        }),
-      ),
-  };
+  return { url: `${server.origin}/hooks/statuswatch`, close: () => server.close() };
 }
 
 /** An in-process SMTP server that parses every mail it accepts. */

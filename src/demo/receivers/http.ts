@@ -47,8 +47,11 @@ export interface ReceiverServer {
   close(): Promise<void>;
 }
 
-/** The whole body: its first `maxBytes` bytes and its full size (the rest is read and dropped). */
-function readBounded(
+/**
+ * The whole body: its first `maxBytes` bytes and its full size (the rest is read and dropped).
+ * The demo's one body reader: the scaffold's, and `readBody` of `../sinks.ts`.
+ */
+export function readBounded(
   req: IncomingMessage,
   maxBytes: number,
 ): Promise<{ body: Buffer; bytes: number }> {
