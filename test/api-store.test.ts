@@ -42,6 +42,22 @@ async function store(b: SecretBox | null = box): Promise<ApiStore> {
   return s;
 }
 
+/** The merged runtime view on `s`, telling `onChannels` of every channel set. */
+function runtimeOn(
+  s: ApiStore,
+  onChannels: (channels: Record<string, ChannelConfig>) => void,
+  pollMs?: number,
+): ApiRuntime {
+  return new ApiRuntime({
+    store: s,
+    config: () => config,
+    box,
+    log,
+    onChannels,
+    ...(pollMs === undefined ? {} : { pollMs }),
+  });
+}
+
 async function status(p: Promise<unknown>): Promise<number> {
   try {
     await p;
@@ -68,15 +84,7 @@ describe('ApiStore', () => {
   it('the runtime follows the version: new objects, deletions as owed closings, channel tombstones', async () => {
     const s = await store();
     let channels: Record<string, ChannelConfig> = {};
-    const runtime = new ApiRuntime({
-      store: s,
-      config: () => config,
-      box,
-      log,
-      onChannels: (c) => {
-        channels = c;
-      },
-    });
+    const runtime = runtimeOn(s, (c) => (channels = c));
     await runtime.refresh();
     expect(runtime.subscriptions()).toEqual([]);
     await s.putChannel(teamA, hook('a-hook'), 'create');
@@ -123,17 +131,8 @@ describe('ApiStore', () => {
   it("the runtime hears a change at once through the store's notifications (no poll)", async () => {
     const [s, other] = [await store(), await store()];
     let channels: Record<string, ChannelConfig> = {};
-    const runtime = new ApiRuntime({
-      store: s,
-      config: () => config,
-      box,
-      log,
-      // No fallback poll within the test: only the change notification can bring the channel.
-      pollMs: 3_600_000,
-      onChannels: (c) => {
-        channels = c;
-      },
-    });
+    // No fallback poll within the test: only the change notification can bring the channel.
+    const runtime = runtimeOn(s, (c) => (channels = c), 3_600_000);
     await runtime.start();
     closers.push(() => runtime.stop());
     expect(Object.keys(channels)).toEqual([]);

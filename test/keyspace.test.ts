@@ -29,12 +29,17 @@ function code(text: string): string {
 
 type Arg = { literal: string } | { spread: true } | { variable: true };
 
-/** The arguments of the call whose `(` is at `open`, split at top-level commas. */
-function argsAt(text: string, open: number): string[] {
-  const args: string[] = [];
+/**
+ * Walks from the bracket at `open` to its match, strings and nested brackets skipped: `onTop` sees
+ * each index at the top level; returns the match's index (the text's length when there is none).
+ */
+function walkBracket(
+  text: string,
+  open: number,
+  onTop: (i: number) => void = () => undefined,
+): number {
   let depth = 0;
   let quote: string | null = null;
-  let start = open + 1;
   for (let i = open + 1; i < text.length; i++) {
     const c = text[i];
     if (quote !== null) {
@@ -45,17 +50,24 @@ function argsAt(text: string, open: number): string[] {
     if (c === "'" || c === '"' || c === '`') quote = c;
     else if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') {
-      if (depth === 0) {
-        args.push(text.slice(start, i).trim());
-        return args.filter((a) => a !== '');
-      }
+      if (depth === 0) return i;
       depth--;
-    } else if (c === ',' && depth === 0) {
-      args.push(text.slice(start, i).trim());
-      start = i + 1;
-    }
+    } else if (depth === 0) onTop(i);
   }
-  return args;
+  return text.length;
+}
+
+/** The arguments of the call whose `(` is at `open`, split at top-level commas. */
+function argsAt(text: string, open: number): string[] {
+  const args: string[] = [];
+  let start = open + 1;
+  const close = walkBracket(text, open, (i) => {
+    if (text[i] !== ',') return;
+    args.push(text.slice(start, i).trim());
+    start = i + 1;
+  });
+  args.push(text.slice(start, close).trim());
+  return args.filter((a) => a !== '');
 }
 
 function parseArg(arg: string): Arg[] {
@@ -137,20 +149,7 @@ function keySites(paths: readonly string[]): Site[] {
 
 /** The text of the `{…}` block opening at `open` (strings and nesting skipped). */
 function blockAt(text: string, open: number): string {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = open; i < text.length; i++) {
-    const c = text[i];
-    if (quote !== null) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = null;
-      continue;
-    }
-    if (c === "'" || c === '"' || c === '`') quote = c;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return text.slice(open, i + 1);
-  }
-  return text.slice(open);
+  return text.slice(open, walkBracket(text, open) + 1);
 }
 
 /**
