@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator, type Simulator } from '../src/sim/index.js';
 import { listen, readBody, verifyDelivery } from '../src/demo/sinks.js';
 import { REDIS_URL, testRedis, type TestRedis } from './helpers/redis.js';
+import { baselined } from './helpers/baselined.js';
 import { waitFor } from './helpers/wait.js';
 import { casesOncePerCi, itOncePerCi } from './helpers/once-per-ci.js';
 import { promtoolCheck } from './helpers/promtool.js';
@@ -263,17 +264,6 @@ function expectNoSecrets(output: string, w: World): void {
     'HOOKPATHTOKEN7d3e5a91',
   ];
   for (const s of secrets) expect(output.includes(s), `secret ${s} in output`).toBe(false);
-}
-
-/** Waits until the daemon has baselined status and incidents (first sight is silent). */
-async function baselined(d: Daemon): Promise<void> {
-  await waitFor(
-    async () => {
-      const text = await metricsOf(d);
-      return okPolls(text, 'status') >= 1 && okPolls(text, 'incidents') >= 1;
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
-  );
 }
 
 // ---------------------------------------------------------------------------------------------

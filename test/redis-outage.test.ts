@@ -26,9 +26,7 @@ import {
 } from './helpers/faults.js';
 import {
   killAll,
-  metricsOf,
   morePolls,
-  okPolls,
   queuesIdle,
   startDaemon,
   tempDir,
@@ -36,6 +34,7 @@ import {
   type Daemon,
 } from './helpers/process.js';
 import { itOncePerCi } from './helpers/once-per-ci.js';
+import { baselined } from './helpers/baselined.js';
 import { waitFor } from './helpers/wait.js';
 
 const WATCHED = ['stripe', 'github', 'slack', 'twilio', 'okta'];
@@ -181,17 +180,6 @@ function expectOnceEachThread(events: readonly string[], down: string, up: strin
     expect(downs, `${down} lines of thread ${String(thread)}`).toBeLessThanOrEqual(1);
     expect(events.filter((e) => e === `${up}@${thread}`).length).toBe(downs);
   }
-}
-
-/** Waits until the daemon has baselined status and incidents (first sight is silent). */
-async function baselined(d: Daemon): Promise<void> {
-  await waitFor(
-    async () => {
-      const text = await metricsOf(d);
-      return okPolls(text, 'status') >= 1 && okPolls(text, 'incidents') >= 1;
-    },
-    { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
-  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
