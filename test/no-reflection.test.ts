@@ -29,6 +29,8 @@ import { waitFor } from './helpers/wait.js';
 import { LOOPBACK_RECEIVERS } from './helpers/egress.js';
 import { notifyTest } from '../src/commands/notify-test.js';
 import { refusedUrl } from './notify-helpers.js';
+import { runCli } from './helpers/process.js';
+import { EXIT_FAILURE } from '../src/api/client.js';
 
 const ADMIN_TOKEN = 'adm_reflect_ADMINTOKEN_0123456789abcdef';
 const WEBHOOK_SECRET = `whsec_${Buffer.from('reflect-WEBHOOKSECRET-0123456789').toString('base64')}`;
@@ -392,29 +394,22 @@ describe('what a team reads of a failed send', () => {
     await asTeam('GET', '/api/v1/channels');
   });
 
-  it('the canary is on no team-visible surface, and in the operator’s log', () => {
-    expect(teamSaw.length).toBeGreaterThan(30);
-    for (const { where, text } of teamSaw) expect(text.includes(CANARY), where).toBe(false);
-    const failed = captured.lines.filter(
-      (l) =>
-        l.event === 'delivery:dead' && typeof l.channel === 'string' && FAILING.includes(l.channel),
+  it('`statuswatch channel test` (the CLI, with a team token) prints the outcome class only', async () => {
+    const env = { STATUSWATCH_URL: base, STATUSWATCH_TOKEN: teamToken };
+    // The CLI prints the API's message: one HTTP receiver with a body, an app's error word, an
+    // SMTP reply, a banner refusal, a garbage answer (each CLI start costs seconds of CPU).
+    const names = ['c-pagerduty', 'c-slackapp', 'c-email', 'n-smtp-greeting', 'n-garbage'];
+    const runs = await Promise.all(
+      names.map((name) => runCli(['channel', 'test', name], env, 50_000)),
     );
-    expect(new Set(failed.map((l) => l.channel))).toEqual(new Set(FAILING));
-    for (const line of failed) {
-      expect(String(line.err), String(line.channel)).not.toContain(CANARY);
-      if (line.channel !== 'c-webhook')
-        expect(String(line.detail), String(line.channel)).toContain(CANARY);
+    for (const [i, run] of runs.entries()) {
+      const name = names[i] ?? '';
+      teamSaw.push({ where: `statuswatch channel test ${name}`, text: run.stdout + run.stderr });
+      expect(run.code, `${name}: ${run.stderr}`).toBe(EXIT_FAILURE);
+      expect(run.stderr, name).toContain(name);
+      expect(run.stdout + run.stderr, name).not.toContain(CANARY);
     }
-    // The API's test line has the receiver's words for the operator too.
-    const tested = captured.lines.filter(
-      (l) => l.event === 'api:channel_tested' && l.channel === 'c-pagerduty',
-    );
-    expect(String(tested[0]?.detail)).toContain(CANARY);
-    // No secret of the channels in the log either.
-    const log = JSON.stringify(captured.lines);
-    expect(log).not.toContain('R0UTINGKEYreflect0123456789abcde');
-    expect(log).not.toContain('xoxb-reflect-0000');
-  });
+  }, 90_000);
 });
 
 describe('what the operator reads', () => {
@@ -500,5 +495,35 @@ describe('previews and tests of channels a team does not own', () => {
       expect(text).not.toContain('TEAM-INTERNAL-KEY-VALUE');
       expect(text).not.toContain('TENANT-VALUE-42');
     }
+  });
+});
+
+// Last, so that it reads every answer every test above got (previews and tests included).
+describe('the final scan', () => {
+  it('the canary is on no team-visible surface, and in the operator’s log', () => {
+    expect(teamSaw.length).toBeGreaterThan(45);
+    // Every surface above was read: the previews' and the CLI's answers too.
+    expect(teamSaw.some((t) => t.where.includes('/preview'))).toBe(true);
+    expect(teamSaw.some((t) => t.where.startsWith('statuswatch channel test'))).toBe(true);
+    for (const { where, text } of teamSaw) expect(text.includes(CANARY), where).toBe(false);
+    const failed = captured.lines.filter(
+      (l) =>
+        l.event === 'delivery:dead' && typeof l.channel === 'string' && FAILING.includes(l.channel),
+    );
+    expect(new Set(failed.map((l) => l.channel))).toEqual(new Set(FAILING));
+    for (const line of failed) {
+      expect(String(line.err), String(line.channel)).not.toContain(CANARY);
+      if (line.channel !== 'c-webhook')
+        expect(String(line.detail), String(line.channel)).toContain(CANARY);
+    }
+    // The API's test line has the receiver's words for the operator too.
+    const tested = captured.lines.filter(
+      (l) => l.event === 'api:channel_tested' && l.channel === 'c-pagerduty',
+    );
+    expect(String(tested[0]?.detail)).toContain(CANARY);
+    // No secret of the channels in the log either.
+    const log = JSON.stringify(captured.lines);
+    expect(log).not.toContain('R0UTINGKEYreflect0123456789abcde');
+    expect(log).not.toContain('xoxb-reflect-0000');
   });
 });
