@@ -567,7 +567,7 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
 
     const letters = await get(withToken, '/admin/dead-letters', `Bearer ${ADMIN_TOKEN}`);
     expect(letters.status).toBe(200);
-    expect(await letters.json()).toEqual({ deadLetters: [] });
+    expect(await letters.json()).toEqual({ deadLetters: [], next: null });
 
     const stripe = await get(withToken, '/admin/services/stripe', `Bearer ${ADMIN_TOKEN}`);
     expect(stripe.status).toBe(200);
