@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisConfig } from './config/schema.js';
@@ -122,6 +123,70 @@ function outageTracker(redis: RedisClient): {
   };
 }
 
+/** What Redis writes on a connection it refuses for maxclients (then it closes it). */
+const MAXCLIENTS_GREETING = /^-(ERR max number of clients reached)\r\n/;
+/** How long the maxclients probe waits for Redis to speak first. */
+const MAXCLIENTS_PROBE_MS = 500;
+
+/**
+ * A server at maxclients answers a new connection with an error reply before any command, then
+ * closes it. ioredis mostly reports only the EPIPE or ECONNRESET of its first command (the
+ * reply is lost when the reset comes first, or matched to a command whose error it drops), if
+ * anything. So when a connection closes before it was ready, Redis is asked once, on a socket
+ * of its own that writes nothing (no reset), whether it greets new connections with that reply
+ * (a server that is not full says nothing); the first bytes of every connection are read too.
+ * Either way the refusal is passed on as `refused` (see watchRedis), when it is listened to.
+ */
+function watchMaxclients(redis: Redis): void {
+  let attempt: { host: string; port: number; seen: boolean } | null = null;
+  let probing = false;
+  const refused = (text: string): boolean => {
+    const reply = MAXCLIENTS_GREETING.exec(text)?.[1];
+    if (reply === undefined) return false;
+    redis.emit('refused', new Error(reply));
+    return true;
+  };
+  redis.on('connect', () => {
+    const stream = redis.stream;
+    const current = { host: stream.remoteAddress ?? '', port: stream.remotePort ?? 0, seen: false };
+    attempt = current;
+    stream.once('data', (chunk: Buffer | string) => {
+      if (refused(String(chunk))) current.seen = true;
+    });
+  });
+  redis.on('ready', () => {
+    attempt = null;
+  });
+  redis.on('close', () => {
+    const closed = attempt;
+    attempt = null;
+    // TLS: the reply comes inside the handshake; only the first bytes' check applies.
+    const tls = (redis.options as { tls?: unknown }).tls !== undefined;
+    if (closed === null || closed.seen || closed.host === '' || tls || probing) return;
+    if (redis.listenerCount('refused') === 0) return;
+    probing = true;
+    const socket = connect({ host: closed.host, port: closed.port });
+    let heard = '';
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      probing = false;
+    };
+    const timer = setTimeout(done, MAXCLIENTS_PROBE_MS);
+    timer.unref();
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      heard += chunk;
+      if (heard.includes('\r\n')) {
+        refused(heard);
+        done();
+      }
+    });
+    socket.once('error', done);
+    socket.once('close', done);
+  });
+}
+
 function reportRedisOutages(redis: Redis): Redis {
   const tracker = outageTracker(redis);
   const silentEmit = redis.silentEmit.bind(redis);
@@ -139,6 +204,7 @@ function reportRedisOutages(redis: Redis): Redis {
       return reportOutages(duplicate(override));
     },
   });
+  watchMaxclients(redis);
   // ioredis leaves `sentinels` null on a connection to one Redis.
   const { sentinels } = redis.options as { sentinels?: unknown[] | null };
   return Array.isArray(sentinels) && sentinels.length > 0 ? followFailovers(redis) : redis;
