@@ -11,7 +11,8 @@ import type { Config } from './config/schema.js';
 import { ownValue } from './config/fields.js';
 import { parseDuration } from './config/duration.js';
 import { BudgetError } from './app.js';
-import { Daemon } from './runtime/daemon.js';
+import { Daemon, daemonPlan } from './runtime/daemon.js';
+import { reexecWithHeapFlags } from './runtime/reexec.js';
 import { parseRoles } from './runtime/config.js';
 import type { Role } from './runtime/plan.js';
 import {
@@ -112,6 +113,15 @@ interface RunOptions {
 async function runDaemon(o: RunOptions): Promise<void> {
   const { file, config } = await readConfig(o.config);
   const grace = graceMs(process.env.STATUSWATCH_GRACE_MS);
+  // The main thread's young generation, when it polls or routes (src/runtime/reexec.ts): the
+  // process re-executes itself with the flag before anything starts, where Node.js can.
+  reexecWithHeapFlags(
+    daemonPlan({
+      config,
+      ...(o.roles === undefined ? {} : { roles: o.roles }),
+      ...(o.threads === undefined ? {} : { threads: o.threads }),
+    }).plan.main,
+  );
   const secrets = secretValues(config);
   // The App adds the config's secrets (and later ones) to the lines' scrub list.
   const log = createLogger({ pretty: process.stdout.isTTY });

@@ -2,6 +2,7 @@
  * The built CLI (`node dist/cli.js`) as a real process: `check-config` on valid, invalid and
  * over-budget configs, `run` refusing an over-budget plan, and `simulate` serving the API.
  */
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -197,6 +198,47 @@ describe('statuswatch run: a start that waits for Redis', () => {
     expect(p.output()).toContain('SIGTERM: draining');
     expect(p.output()).not.toContain('app:grace_exceeded');
   });
+});
+
+describe("statuswatch run: the main thread's young generation (src/runtime/reexec.ts)", () => {
+  /** The daemon's command line as the kernel has it now (after any re-execution). */
+  async function commandLine(pid: number): Promise<string[]> {
+    return (await readFile(`/proc/${String(pid)}/cmdline`, 'utf8')).split('\0').filter((a) => a);
+  }
+  const canExecve = typeof (process as unknown as { execve?: unknown }).execve === 'function';
+
+  it.runIf(process.platform === 'linux')(
+    'one thread: the same process re-executes itself with the upstream semi-space where Node.js can (and still drains on SIGTERM); two threads: no flag',
+    async () => {
+      const { url } = await simulator();
+      for (const threads of ['1', '2']) {
+        const port = await freePort();
+        const config = validConfig(url);
+        // No Redis: /healthz answers before it, which is all this needs.
+        config.redis = { url: `redis://127.0.0.1:${String(await freePort())}`, prefix: 'cli-test' };
+        config.server = { port, host: '127.0.0.1', adminToken: ADMIN_TOKEN };
+        const file = await writeConfig(await dir(), config);
+        const p = spawnCli(['run', '--config', file, '--threads', threads], {
+          STATUSWATCH_GRACE_MS: '2000',
+        });
+        await waitFor(
+          async () =>
+            (await fetch(`http://127.0.0.1:${String(port)}/healthz`).catch(() => null))?.status ===
+            200,
+          { timeoutMs: 10_000, what: `/healthz with --threads ${threads}` },
+        );
+        // The PID that answers is the one spawned: the re-execution replaced the process.
+        const args = await commandLine(p.pid);
+        const flagged = args.includes('--max-semi-space-size=2');
+        expect(flagged, args.join(' ')).toBe(threads === '1' && canExecve);
+        expect(args).toContain('run');
+        expect(args).toContain(file);
+        p.child.kill('SIGTERM');
+        expect(await p.waitForExit(6000)).toEqual({ code: 0, signal: null });
+        expect(p.stderr()).toBe('');
+      }
+    },
+  );
 });
 
 describe('statuswatch run: a port in use', () => {

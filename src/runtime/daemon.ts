@@ -36,6 +36,21 @@ export interface DaemonOptions {
   restartDelayMs?: number;
 }
 
+/** The usable cores and the thread plan a daemon with these options runs (pure but for the cores). */
+export function daemonPlan(o: Pick<DaemonOptions, 'config' | 'roles' | 'threads' | 'cores'>): {
+  cores: ReturnType<typeof usableCores>;
+  plan: ThreadPlan;
+} {
+  const cores =
+    o.cores === undefined ? usableCores() : { cores: o.cores, parallelism: o.cores, quota: null };
+  const plan = planThreads({
+    threads: o.threads ?? o.config.daemon.threads,
+    roles: o.roles ?? o.config.daemon.roles,
+    cores: cores.cores,
+  });
+  return { cores, plan };
+}
+
 export class Daemon {
   readonly app: App;
   readonly plan: ThreadPlan;
@@ -47,13 +62,7 @@ export class Daemon {
     const { config } = o;
     // Before any worker thread: its isolate then grows its heap the same way.
     applyHeapFlags();
-    this.cores =
-      o.cores === undefined ? usableCores() : { cores: o.cores, parallelism: o.cores, quota: null };
-    this.plan = planThreads({
-      threads: o.threads ?? config.daemon.threads,
-      roles: o.roles ?? config.daemon.roles,
-      cores: this.cores.cores,
-    });
+    ({ cores: this.cores, plan: this.plan } = daemonPlan(o));
     const metrics = createMetrics();
     const specs: ThreadSpec[] = [];
     if (this.plan.upstream !== null) {

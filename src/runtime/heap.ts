@@ -9,6 +9,12 @@ import { setFlagsFromString } from 'node:v8';
 export const UPSTREAM_YOUNG_GENERATION_MB = 6;
 
 /**
+ * The same young generation as a semi-space size (`--max-semi-space-size`), for a main thread
+ * that polls or routes (src/runtime/reexec.ts).
+ */
+export const UPSTREAM_SEMI_SPACE_MB = UPSTREAM_YOUNG_GENERATION_MB / 3;
+
+/**
  * V8 flags the daemon sets for itself, for every thread, unless the command line gives them: the
  * heap grows by 10% at a time, so each poll's garbage does not pile up (docs/performance.md). A
  * flag V8 reads at each collection, so setting it once the process runs takes effect; it used to

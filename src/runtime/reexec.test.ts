@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { REEXEC_MARKER_ENV, mainHeapFlags, reexecPlan, type ReexecInput } from './reexec.js';
+
+const base: ReexecInput = {
+  mainRoles: ['poll', 'route', 'deliver'],
+  execPath: '/usr/bin/node',
+  execArgv: ['--enable-source-maps'],
+  argv: ['/usr/bin/node', '/app/dist/cli.js', 'run', '--config', '/etc/sw.yaml'],
+  env: { PATH: '/usr/bin', UNSET: undefined },
+  canExecve: true,
+};
+
+describe('mainHeapFlags', () => {
+  it('gives a main thread that polls or routes the upstream semi-space, a delivering one none', () => {
+    expect(mainHeapFlags(['poll', 'route', 'deliver'])).toEqual(['--max-semi-space-size=2']);
+    expect(mainHeapFlags(['route'])).toEqual(['--max-semi-space-size=2']);
+    expect(mainHeapFlags(['deliver'])).toEqual([]);
+    expect(mainHeapFlags([])).toEqual([]);
+  });
+});
+
+describe('reexecPlan', () => {
+  it('re-executes the same command with the flag first, the marker set, unset variables left out', () => {
+    expect(reexecPlan(base)).toEqual({
+      file: '/usr/bin/node',
+      args: [
+        '/usr/bin/node',
+        '--max-semi-space-size=2',
+        '--enable-source-maps',
+        '/app/dist/cli.js',
+        'run',
+        '--config',
+        '/etc/sw.yaml',
+      ],
+      env: { PATH: '/usr/bin', [REEXEC_MARKER_ENV]: '1' },
+      flags: ['--max-semi-space-size=2'],
+    });
+  });
+
+  it('runs on as it is: no execve, already re-executed, a delivering main thread', () => {
+    expect(reexecPlan({ ...base, canExecve: false })).toBeNull();
+    expect(reexecPlan({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } })).toBeNull();
+    expect(reexecPlan({ ...base, mainRoles: ['deliver'] })).toBeNull();
+  });
+
+  it('leaves the flag to the operator who gave it (command line or NODE_OPTIONS, - or _)', () => {
+    expect(reexecPlan({ ...base, execArgv: ['--max-semi-space-size=8'] })).toBeNull();
+    expect(reexecPlan({ ...base, execArgv: ['--max_semi_space_size=8'] })).toBeNull();
+    expect(
+      reexecPlan({ ...base, env: { NODE_OPTIONS: '--inspect --max-semi-space-size=16' } }),
+    ).toBeNull();
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The main thread's young generation, given by re-executing the process with the V8 flag.
+ *
+ * V8 sizes an isolate's young generation when the isolate starts. A worker thread's is set by
+ * `resourceLimits` (the upstream thread's, src/runtime/daemon.ts), but the main thread's can only
+ * come from the command line. So when the main thread itself polls or routes (`threads: 1`, or
+ * a process whose roles leave it no upstream thread), `statuswatch run` re-executes itself once,
+ * before it starts anything, with the upstream thread's semi-space: the same process (same PID,
+ * same standard streams, same environment plus a marker), now with the flag. This needs
+ * `process.execve` (Node.js 22.15 / 23.11 and later: the Docker image's Node.js has it). Where
+ * Node.js lacks it, or the command line or `NODE_OPTIONS` already sets the flag, or the process
+ * was re-executed already, the daemon runs on as it is.
+ *
+ * A main thread that only delivers keeps V8's default: a small young generation slows the
+ * delivery path in a storm (docs/performance.md).
+ */
+import type { Role } from './plan.js';
+import { UPSTREAM_SEMI_SPACE_MB } from './heap.js';
+
+/** Set in the environment of the re-executed process: it never re-executes again. */
+export const REEXEC_MARKER_ENV = 'STATUSWATCH_REEXECUTED';
+
+const SEMI_SPACE_FLAG = '--max-semi-space-size';
+
+/** The V8 flags the main thread wants on its command line for the roles it runs. */
+export function mainHeapFlags(mainRoles: readonly Role[]): string[] {
+  return mainRoles.includes('poll') || mainRoles.includes('route')
+    ? [`${SEMI_SPACE_FLAG}=${String(UPSTREAM_SEMI_SPACE_MB)}`]
+    : [];
+}
+
+export interface ReexecInput {
+  mainRoles: readonly Role[];
+  /** `process.execPath`, `process.execArgv`, `process.argv`. */
+  execPath: string;
+  execArgv: readonly string[];
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  /** Whether this Node.js has `process.execve`. */
+  canExecve: boolean;
+}
+
+/** What to re-execute (pure): null when the process should run on as it is. */
+export function reexecPlan(
+  input: ReexecInput,
+): { file: string; args: string[]; env: Record<string, string>; flags: string[] } | null {
+  if (!input.canExecve || input.env[REEXEC_MARKER_ENV] !== undefined) return null;
+  const given = [...input.execArgv, ...(input.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
+  const flags = mainHeapFlags(input.mainRoles).filter((flag) => {
+    const name = flag.split('=')[0] ?? flag;
+    // V8 takes `--max-semi-space-size` and `--max_semi_space_size` alike.
+    return !given.some((arg) => arg.split('=')[0]?.replaceAll('_', '-') === name);
+  });
+  if (flags.length === 0) return null;
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.env)) if (v !== undefined) env[k] = v;
+  env[REEXEC_MARKER_ENV] = '1';
+  return {
+    file: input.execPath,
+    args: [input.execPath, ...flags, ...input.execArgv, ...input.argv.slice(1)],
+    env,
+    flags,
+  };
+}
+
+type Execve = (file: string, args: string[], env: Record<string, string>) => never;
+
+/**
+ * Re-executes the process with the main thread's heap flags when `reexecPlan` says so; returns
+ * (without doing anything) otherwise. Call it before anything is started: nothing of this process
+ * survives but its PID, environment and standard streams.
+ */
+export function reexecWithHeapFlags(mainRoles: readonly Role[]): void {
+  const execve = (process as unknown as { execve?: Execve }).execve;
+  const plan = reexecPlan({
+    mainRoles,
+    execPath: process.execPath,
+    execArgv: process.execArgv,
+    argv: process.argv,
+    env: process.env,
+    canExecve: typeof execve === 'function' && process.platform !== 'win32',
+  });
+  if (plan === null || execve === undefined) return;
+  execve.call(process, plan.file, plan.args, plan.env);
+}
