@@ -2,16 +2,20 @@
  * "Redis refuses work" under the real daemon (`node dist/cli.js run`): a private `redis-server`
  * of this file's own (never the shared one) is made to refuse while it stays up — full
  * (maxmemory with noeviction), demoted to a replica (REPLICAOF, then back with its data), an ACL
- * user that loses a command, maxclients reached, CLIENT PAUSE WRITE — while an incident opens
- * upstream. For each case:
+ * user that loses a command, maxclients reached, CLIENT PAUSE WRITE, a failed RDB save
+ * (MISCONF), a script past busy-reply-threshold (BUSY) — while an incident opens upstream.
+ * LOADING is not driven (it needs a restart with a dataset big enough to take seconds to load).
+ * For each case:
  * - the daemon stays up and does not spin (CPU share measured);
  * - /readyz is 503 with the reason in its body while Redis refuses, 200 within 2 s after;
  * - a handful of log lines (counted): one when the refusal starts, one when it ends;
  * - `statuswatch_redis_refusals_total{reason}` counts it;
  * - the incident is delivered within one poll interval + 10 s of Redis taking writes again,
  *   under one webhook-id.
- * Plus the start-up checks: an evicting maxmemory-policy and a missing ACL permission, named.
+ * Plus the start-up checks: an evicting maxmemory-policy and a missing ACL permission, named;
+ * and, in the process, a job whose lock lapsed during a refusal runs again once Redis takes writes.
  */
+import { rm } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openQueue, startWorker, type QueueRole } from '../src/queues.js';
@@ -83,7 +87,7 @@ async function configFile(o: {
     subscriptions: [
       {
         name: 'core',
-        services: ['stripe', 'github', 'slack', 'twilio', 'okta', 'zoom'],
+        services: ['stripe', 'github', 'slack', 'twilio', 'okta', 'datadog', 'cloudflare'],
         events: ['incident.opened'],
         channels: ['hook'],
       },
@@ -384,6 +388,50 @@ describe('the daemon while Redis refuses work', () => {
       feedId: 'okta',
       begin: () => w.admin.call('CLIENT', 'PAUSE', '30000', 'WRITE'),
       end: () => w.admin.call('CLIENT', 'UNPAUSE'),
+    });
+  }, 40_000);
+
+  it('an RDB save that fails with stop-writes-on-bgsave-error (its dir removed): MISCONF', async () => {
+    // The server runs as whoever runs the tests (often root, whom permissions do not stop): its
+    // working directory is removed instead, so the save cannot create its file there.
+    const [, dir] = (await w.admin.call('CONFIG', 'GET', 'dir')) as [string, string];
+    expect(dir).toMatch(/statuswatch-redis-/);
+    await refusalCase({
+      reason: 'misconf',
+      feedId: 'datadog',
+      begin: async () => {
+        await w.admin.call('CONFIG', 'SET', 'stop-writes-on-bgsave-error', 'yes');
+        await w.admin.call('CONFIG', 'SET', 'save', '3600 1');
+        await rm(dir, { recursive: true, force: true });
+        await w.admin.call('BGSAVE');
+      },
+      // What an operator may do without a disk to fix: no RDB snapshots (or turn the stop off).
+      end: () => w.admin.call('CONFIG', 'SET', 'save', ''),
+    });
+  }, 40_000);
+
+  it('a script that runs too long (EVAL busy loop past busy-reply-threshold): BUSY', async () => {
+    const scripter = new Redis({
+      host: '127.0.0.1',
+      port: w.server.port,
+      maxRetriesPerRequest: null,
+    });
+    cleanups.push(() => {
+      scripter.disconnect();
+      return Promise.resolve();
+    });
+    let running: Promise<unknown> = Promise.resolve();
+    await refusalCase({
+      reason: 'busy',
+      feedId: 'cloudflare',
+      begin: async () => {
+        await w.admin.call('CONFIG', 'SET', 'busy-reply-threshold', '100');
+        running = scripter.eval('while true do end', 0).catch((err: unknown) => err);
+      },
+      end: async () => {
+        await w.admin.call('SCRIPT', 'KILL');
+        expect(String(await running)).toMatch(/Script killed/);
+      },
     });
   }, 40_000);
 });
