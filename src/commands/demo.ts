@@ -12,6 +12,7 @@ import {
   startPagerdutyReceiver,
   type PagerdutyReceivedEvent,
 } from '../demo/receivers/pagerduty.js';
+import { startOpsgenieReceiver, type RecordedOpsgenieRequest } from '../demo/receivers/opsgenie.js';
 import { startSlackApiReceiver } from '../demo/receivers/slack-api.js';
 import { startTeamsReceiver } from '../demo/receivers/teams.js';
 import { EVENT_KINDS, type EventKind } from '../config/events.js';
@@ -98,6 +99,22 @@ function pagerdutyLine(e: PagerdutyReceivedEvent): Received {
   };
 }
 
+/** An Opsgenie Alert API request as a line: `create <alias>`, `close <alias>`, `note <alias>`. */
+function opsgenieLine(r: RecordedOpsgenieRequest): Received {
+  const body =
+    typeof r.body === 'object' && r.body !== null ? (r.body as Record<string, unknown>) : {};
+  const parts = r.path.split('/').filter((p) => p !== '');
+  // POST /v2/alerts (create) or /v2/alerts/<alias>/<action>
+  const action = parts.length <= 2 ? 'create' : (parts[3] ?? 'update');
+  const alias = typeof body['alias'] === 'string' ? body['alias'] : (parts[2] ?? '');
+  const text = typeof body['message'] === 'string' ? body['message'] : (body['note'] ?? '');
+  return {
+    sink: 'opsgenie',
+    summary: `${action} ${alias} (${String(r.status)})`,
+    lines: typeof text === 'string' ? text.split('\n') : [],
+  };
+}
+
 /** The first text block of an Adaptive Card: its heading. */
 function teamsHeading(card: Record<string, unknown>): string {
   const body = Array.isArray(card['body']) ? (card['body'] as unknown[]) : [];
@@ -152,6 +169,11 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
       print(pagerdutyLine(e));
     },
   });
+  const opsgenie = await startOpsgenieReceiver({
+    onRequest: (r) => {
+      print(opsgenieLine(r));
+    },
+  });
   const teams = await startTeamsReceiver({
     onCard: (c) => {
       print({ sink: 'teams', summary: teamsHeading(c.card), lines: [] });
@@ -200,6 +222,7 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
         routingKey: DEMO_PAGERDUTY_ROUTING_KEY,
         url: pagerduty.url,
       },
+      'demo-opsgenie': { type: 'opsgenie', apiKey: opsgenie.apiKey, url: opsgenie.url },
       'demo-teams': { type: 'teams', webhookUrl: teams.url },
       'demo-slack-app': {
         type: 'slack',
@@ -224,7 +247,7 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
       {
         name: 'oncall',
         services: ['stripe', 'github'],
-        channels: ['demo-pagerduty', 'demo-teams', 'demo-slack-app'],
+        channels: ['demo-pagerduty', 'demo-opsgenie', 'demo-teams', 'demo-slack-app'],
         events: [
           'incident.opened',
           'incident.updated',
@@ -246,7 +269,7 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
   const config = parseConfig(yaml, {}, 'demo');
   const log = createLogger({
     level: o.verbose ? 'info' : 'warn',
-    secrets: [secret, DEMO_PAGERDUTY_ROUTING_KEY, DEMO_SLACK_BOT_TOKEN],
+    secrets: [secret, DEMO_PAGERDUTY_ROUTING_KEY, DEMO_SLACK_BOT_TOKEN, opsgenie.apiKey],
   });
   const app = new App(config, { log, port: 0 });
 
@@ -274,6 +297,7 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
       webhook.close(),
       smtp.close(),
       pagerduty.close(),
+      opsgenie.close(),
       teams.close(),
       slackApp.close(),
     ]);
@@ -285,7 +309,8 @@ export async function runDemo(o: { durationMs: number; verbose: boolean }): Prom
       `  simulator   ${simUrl}/api/v1 (2,000 services, Variant A, premium key)\n` +
       `  redis       ${redis.url} (prefix {${prefix}}, removed at the end)\n` +
       `  sinks       Slack ${slack.url}, SMTP 127.0.0.1:${smtp.port}, webhook ${webhook.url}\n` +
-      `              PagerDuty ${pagerduty.url}, Teams workflow, Slack Web API ${slackApp.url}\n` +
+      `              PagerDuty ${pagerduty.url}, Opsgenie ${opsgenie.url}, Teams workflow,\n` +
+      `              Slack Web API ${slackApp.url}\n` +
       `  watching    ${watched.join(', ')} every 5 s; status changes need 2 confirmations\n\n`,
   );
   await app.start();

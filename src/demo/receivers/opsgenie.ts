@@ -27,6 +27,8 @@ export const OPSGENIE_RECEIVER_API_KEY = 'eb243592-faa2-4ba2-a551-1afdf565c889';
 export interface OpsgenieReceiverOptions {
   /** The API key the receiver accepts (default `OPSGENIE_RECEIVER_API_KEY`). */
   apiKey?: string;
+  /** Called with each request once it is answered (the demo prints it). */
+  onRequest?: (request: RecordedOpsgenieRequest) => void;
 }
 
 export interface RecordedOpsgenieRequest {
@@ -461,6 +463,7 @@ export async function startOpsgenieReceiver(
     requests.push(entry);
     const answer = route(entry, url.pathname);
     entry.status = answer.status;
+    options.onRequest?.(entry);
     return {
       status: answer.status,
       headers: {
