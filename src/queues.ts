@@ -10,7 +10,7 @@ import {
 import type { Logger } from 'pino';
 import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
-import { refusalBackoff, refusalOf, refusalsOf } from './redis/refusals.js';
+import { refusalBackoff, refusalOf, refusalsOf, type RedisRefusals } from './redis/refusals.js';
 
 /**
  * Every BullMQ queue of an installation, by role, in one table: the stages import their queue's
@@ -327,16 +327,19 @@ export function startWorker<D, R>(
 
 /**
  * Runs `task` every `everyMs` (the timer does not hold the process open); a failure is logged
- * at warn as `failure.event`. Returns the function that stops it.
+ * at warn as `failure.event`, but for a refusal of Redis when `failure.refusals` is given: the
+ * refusal model counts that and says it once (src/redis/refusals.ts), not once per tick.
+ * Returns the function that stops it.
  */
 export function startKeeper(
   everyMs: number,
   task: () => Promise<unknown>,
   log: Pick<Logger, 'warn'>,
-  failure: { event: string; message: string },
+  failure: { event: string; message: string; refusals?: Pick<RedisRefusals, 'note'> },
 ): () => void {
   const timer = setInterval(() => {
     task().catch((err: unknown) => {
+      if (failure.refusals !== undefined && failure.refusals.note(err) !== null) return;
       log.warn({ event: failure.event, err: toError(err).message }, failure.message);
     });
   }, everyMs);

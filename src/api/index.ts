@@ -2,6 +2,7 @@
  * The tenancy API in one object for the App: the stores (channels, subscriptions, tokens, audit),
  * the merged view routing and delivery use (`runtime`), and the `/api/v1` HTTP handler.
  */
+import { refusalsOf } from '../redis/refusals.js';
 import type { Logger } from 'pino';
 import type { ChannelConfig } from '../config/schema.js';
 import type { Keys, RedisClient } from '../redis.js';
@@ -80,6 +81,7 @@ export class TenancyApi {
       onChannels: o.onChannels,
       now,
       ...(o.pollMs === undefined ? {} : { pollMs: o.pollMs }),
+      refusals: refusalsOf(o.redis),
     });
     this.acks =
       o.noise === undefined

@@ -20,6 +20,7 @@ import type { ChannelConfig, SubscriptionConfig } from '../config/schema.js';
 import { channelConfigSchema, subscriptionSchema } from './model.js';
 import type { SecretBox } from './crypto.js';
 import { startKeeper } from '../queues.js';
+import type { RedisRefusals } from '../redis/refusals.js';
 import { openChannel, type ApiStore, type ConfigView, type Snapshot } from './store.js';
 
 export interface ApiRuntimeOptions {
@@ -33,6 +34,8 @@ export interface ApiRuntimeOptions {
   now?: () => number;
   /** Fallback poll of the version counter. Default 5 s. */
   pollMs?: number;
+  /** The Redis connection's refusal model: a refused refresh is counted there, not logged per try. */
+  refusals?: Pick<RedisRefusals, 'note'>;
 }
 
 const EMPTY: Snapshot = {
@@ -88,6 +91,7 @@ export class ApiRuntime {
     this.stopTimer = startKeeper(this.o.pollMs ?? 5_000, () => this.refresh(), this.o.log, {
       event: 'api:refresh_failed',
       message: 'could not read stored subscriptions and channels',
+      ...(this.o.refusals === undefined ? {} : { refusals: this.o.refusals }),
     });
   }
 

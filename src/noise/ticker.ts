@@ -18,6 +18,7 @@ import { lastFireAt } from './schedule.js';
 import { buildDigest } from './digest.js';
 import { mergeHeldAndGrouped } from './catchup.js';
 import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
+import { refusalsOf } from '../redis/refusals.js';
 import { silencedBy } from '../silences/match.js';
 import type { Silence } from '../silences/model.js';
 
@@ -546,6 +547,7 @@ export class NoiseTicker {
     this.stopKeeper = startKeeper(30_000, () => this.ensureSchedule(), this.o.log, {
       event: 'schedule:failed',
       message: 'could not sync the noise tick',
+      refusals: refusalsOf(this.o.connection),
     });
     this.worker = startWorker(
       'noise',

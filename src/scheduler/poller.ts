@@ -14,6 +14,7 @@ import {
 import { UpstreamError } from '../upstream/index.js';
 import type { RateLimitInfo } from '../upstream/model.js';
 import { QUEUES, openQueue, startKeeper, startWorker } from '../queues.js';
+import { refusalsOf } from '../redis/refusals.js';
 
 export const POLL_QUEUE = QUEUES.poll;
 
@@ -230,7 +231,11 @@ export class Poller extends EventEmitter<PollerEvents> {
       this.options.keeperIntervalMs ?? 30_000,
       () => this.syncSchedules('keep'),
       this.options.log,
-      { event: 'schedule:failed', message: 'could not sync poll schedules' },
+      {
+        event: 'schedule:failed',
+        message: 'could not sync poll schedules',
+        refusals: refusalsOf(this.options.connection),
+      },
     );
   }
 
