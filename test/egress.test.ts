@@ -14,7 +14,8 @@
 import { lookup } from 'node:dns/promises';
 import { readFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { countingListener, type CountingListener } from './helpers/egress.js';
+import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKey, SecretBox } from '../src/api/crypto.js';
@@ -33,48 +34,11 @@ import {
 
 const SECRET_KEY = newKey();
 
-/** A TCP listener that counts connections (and answers HTTP 200 to whatever reaches it). */
-interface Listener {
-  port: number;
-  connections: number;
-  /** What reached it, as text. */
-  received: string[];
-  close(): Promise<void>;
-}
+type Listener = CountingListener;
 
-async function listener(host: string, port = 0): Promise<Listener> {
-  const sockets = new Set<Socket>();
-  const state = { connections: 0 };
-  const received: string[] = [];
-  const server: Server = createServer((socket) => {
-    state.connections += 1;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('data', (chunk: Buffer) => {
-      received.push(chunk.toString('latin1'));
-      socket.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok');
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address !== null ? address.port : 0,
-    received,
-    get connections() {
-      return state.connections;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
+/** A listener on `host:port` that counts connections and answers HTTP 200 to what reaches it. */
+function listener(host: string, port = 0): Promise<Listener> {
+  return countingListener(host, port, { answerHttp: true });
 }
 
 /**

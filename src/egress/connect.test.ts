@@ -10,16 +10,13 @@
  * ever connected to. A public-looking answer is only checked (refused, or inspected), never dialled.
  */
 import type { LookupAddress } from 'node:dns';
-import { connect, createServer, type LookupFunction, type Server, type Socket } from 'node:net';
+import { connect, type LookupFunction, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { countingListener, type CountingListener } from '../../test/helpers/egress.js';
 import { checkedLookup, type Resolver } from './connect.js';
 import { EGRESS_DENIED, EgressPolicy, parseAllowEntry, type AllowEntry } from './policy.js';
 
-interface Counting {
-  port: number;
-  connections: number;
-  close(): Promise<void>;
-}
+type Counting = CountingListener;
 
 const open: Counting[] = [];
 
@@ -27,34 +24,9 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((l) => l.close()));
 });
 
-/** A listener on `host:port` (0: any) that counts connections. */
+/** A silent listener on `host:port` (0: any) that counts connections. */
 async function counting(host: string, port = 0): Promise<Counting> {
-  const sockets = new Set<Socket>();
-  const state = { connections: 0 };
-  const server: Server = createServer((socket) => {
-    state.connections += 1;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const address = server.address();
-  const l: Counting = {
-    port: typeof address === 'object' && address !== null ? address.port : 0,
-    get connections() {
-      return state.connections;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => {
-          resolve();
-        });
-      }),
-  };
+  const l = await countingListener(host, port);
   open.push(l);
   return l;
 }
