@@ -411,7 +411,7 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
       const file = await writeConfig(w.dir, configOf(w, { threads: 4 }));
       // Each thread loads the program on its own: a loaded machine takes a while to start eight.
       const replicas = [await startDaemon(file, {}, 60_000), await startDaemon(file, {}, 60_000)];
-      for (const d of replicas) await baselined(d);
+      await baselined(...replicas);
       w.hook.delayMs = 30;
 
       // Each step in a cycle of its own (a poll of the incidents list in between), without waiting

@@ -2,14 +2,17 @@ import { metricsOf, okPolls, type Daemon } from './process.js';
 import { waitFor } from './wait.js';
 
 /**
- * Waits until the daemon (`node dist/cli.js run`) has baselined status and incidents: one
- * successful poll of each (first sight is silent, so only what changes after it is announced).
+ * Waits until the installation the daemons (`node dist/cli.js run`) form has baselined status and
+ * incidents: one successful poll of each, by any of them (first sight is silent, so only what
+ * changes after it is announced). Replicas share one poll per interval, so a replica may well
+ * not poll at all for a while: the polls are counted over all of them.
  */
-export async function baselined(d: Daemon): Promise<void> {
+export async function baselined(...daemons: Daemon[]): Promise<void> {
   await waitFor(
     async () => {
-      const text = await metricsOf(d);
-      return okPolls(text, 'status') >= 1 && okPolls(text, 'incidents') >= 1;
+      const texts = await Promise.all(daemons.map((d) => metricsOf(d)));
+      const ok = (kind: string): number => texts.reduce((n, t) => n + okPolls(t, kind), 0);
+      return ok('status') >= 1 && ok('incidents') >= 1;
     },
     { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
   );
