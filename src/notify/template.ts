@@ -26,6 +26,7 @@ import { Liquid, type Template } from 'liquidjs';
 import { z } from 'zod';
 import { EVENT_KINDS } from '../config/events.js';
 import type { Transition } from '../diff/transition.js';
+import { chronological } from './order.js';
 import {
   changeSummary,
   countLine,
@@ -671,7 +672,6 @@ export function templatedPerTransition<R>(
   templates: TemplateSource | undefined,
   channel: {
     render: (notification: Notification) => R[];
-    order: (transitions: readonly Transition[]) => Transition[];
     apply: (
       requests: R[],
       template: RenderedTemplate | null,
@@ -679,14 +679,14 @@ export function templatedPerTransition<R>(
     ) => R[];
   },
 ): R[] {
-  const { render, order, apply } = channel;
+  const { render, apply } = channel;
   const perTransition =
     notification.type === 'event' ||
     notification.type === 'batch' ||
     notification.type === 'catchup';
   if (templates !== undefined && perTransition) {
     // The same requests, in the same order, as the renderer makes of the whole notification.
-    return order(notification.transitions).flatMap((transition) => {
+    return chronological(notification.transitions).flatMap((transition) => {
       const one = singleEvent(notification, transition);
       return apply(render(one), renderTemplates(one, 'plain', templates));
     });

@@ -34,9 +34,6 @@ import type { NotificationLinks } from '../links.js';
 import type { Notification } from '../types.js';
 import { OPSGENIE_LIMITS, type OpsgeniePriority, type OpsgenieResponder } from './config.js';
 
-/** The order of a batch's requests (`../order.ts`); `templated.ts` pairs templates with it. */
-export { chronological };
-
 /** `source` of every alert and action: what Opsgenie shows as the alert's origin. */
 export const OPSGENIE_SOURCE = 'statuswatch';
 /** `user` of every alert and action: the display name of the request owner. */

@@ -7,7 +7,7 @@ import { headerSafe, truncate } from '../text.js';
 import { templatedPerTransition, type RenderedTemplate, type TemplateSource } from '../template.js';
 import type { Notification } from '../types.js';
 import { OPSGENIE_LIMITS } from './config.js';
-import { chronological, type OpsgenieRequest } from './render.js';
+import { type OpsgenieRequest } from './render.js';
 
 export function applyOpsgenieTemplate(
   requests: OpsgenieRequest[],
@@ -49,7 +49,6 @@ export function templatedOpsgenieRequests(
 ): OpsgenieRequest[] {
   return templatedPerTransition(notification, templates, {
     render,
-    order: chronological,
     apply: applyOpsgenieTemplate,
   });
 }

@@ -35,9 +35,6 @@ import {
 import type { Notification } from '../types.js';
 import { isInformationalKind, type InformationalKind, type PagerdutySeverity } from './config.js';
 
-/** The order of a batch's requests (`../order.ts`); `templated.ts` pairs templates with it. */
-export { chronological };
-
 /** Documented limits: summary ≤ 1024 characters, dedup_key ≤ 255, a whole event ≤ 512 KB. */
 export const SUMMARY_MAX = 1024;
 export const DEDUP_KEY_MAX = 255;

@@ -6,7 +6,7 @@
 import { headerSafe, truncate } from '../text.js';
 import { templatedPerTransition, type RenderedTemplate, type TemplateSource } from '../template.js';
 import type { Notification } from '../types.js';
-import { SUMMARY_MAX, chronological, type PagerdutyRequest } from './render.js';
+import { SUMMARY_MAX, type PagerdutyRequest } from './render.js';
 
 export function applyPagerdutyTemplate(
   requests: PagerdutyRequest[],
@@ -42,7 +42,6 @@ export function templatedPagerdutyRequests(
 ): PagerdutyRequest[] {
   return templatedPerTransition(notification, templates, {
     render,
-    order: chronological,
     apply: applyPagerdutyTemplate,
   });
 }
