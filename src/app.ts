@@ -28,6 +28,7 @@ import type { NoiseStore } from './noise/store.js';
 import { monthlyFigures } from './noise/monthly.js';
 import type { NoiseTicker } from './noise/ticker.js';
 import { composeWalk, type Walk } from './stages.js';
+import { singleFlight } from './single-flight.js';
 import type { Queue } from 'bullmq';
 import { QUEUES, type QueueRole } from './queues.js';
 import { TenancyApi } from './api/index.js';
@@ -316,15 +317,8 @@ export class App extends EventEmitter<AppEvents> {
     });
   }
 
-  /** The resync in progress: reconnections that come in bursts (READONLY) start one at a time. */
-  private resyncing: Promise<void> | null = null;
-
-  private resyncShared(): Promise<void> {
-    this.resyncing ??= this.resyncOnce().finally(() => {
-      this.resyncing = null;
-    });
-    return this.resyncing;
-  }
+  /** One resync at a time: reconnections that come in bursts (READONLY) share the one running. */
+  private readonly resyncShared = singleFlight(() => this.resyncOnce());
 
   private async resyncOnce(): Promise<void> {
     const route = this.roles.has('route');
@@ -598,16 +592,11 @@ export class App extends EventEmitter<AppEvents> {
     };
   }
 
-  /** The queue sampling in progress (a scrape that gave up waiting leaves it running). */
-  private sampling: Promise<void> | null = null;
-
-  /** One sampling at a time: scrapes during a Redis outage do not pile commands up. */
-  private sampleQueuesOnce(): Promise<void> {
-    this.sampling ??= this.sampleQueues().finally(() => {
-      this.sampling = null;
-    });
-    return this.sampling;
-  }
+  /**
+   * One sampling at a time: scrapes during a Redis outage do not pile commands up (a scrape that
+   * gave up waiting leaves it running).
+   */
+  private readonly sampleQueuesOnce = singleFlight(() => this.sampleQueues());
 
   private async sampleQueues(): Promise<void> {
     const states = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;

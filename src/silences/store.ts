@@ -1,3 +1,4 @@
+import { singleFlight } from '../single-flight.js';
 import { randomBytes } from 'node:crypto';
 import { StatuswatchError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
@@ -44,7 +45,8 @@ export class SilenceStore {
   private readonly cacheMs: number;
   private readonly retentionMs: number;
   private cache: { at: number; silences: Silence[] } | null = null;
-  private refreshing: Promise<Silence[]> | null = null;
+  /** Concurrent callers share one Redis read. */
+  private readonly refreshOnce = singleFlight(() => this.refresh());
   private generation = 0;
   private readonly scripts: Scripts;
 
@@ -145,10 +147,7 @@ export class SilenceStore {
     if (cached !== null && now >= cached.at && now - cached.at < this.cacheMs) {
       return cached.silences.filter((s) => isActive(s, now));
     }
-    this.refreshing ??= this.refresh().finally(() => {
-      this.refreshing = null;
-    });
-    const fresh = await this.refreshing;
+    const fresh = await this.refreshOnce();
     const at = this.now();
     return fresh.filter((s) => isActive(s, at));
   }
