@@ -20,8 +20,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.mjs ./scripts/
 COPY src ./src
-# tsc → dist/, then the Lua scripts (src/redis/scripts/*.lua → dist/redis/scripts/). The bench
+# tsc → dist/, then the Lua scripts (src/redis/scripts/*.lua → dist/redis/scripts/), then the
+# bundle (scripts/bundle.mjs: dist/cli.js and dist/thread.js, what the daemon runs). The bench
 # (src/bench, tooling) is not in the build context (.dockerignore) nor in tsconfig.build.json.
 RUN npm run build
 

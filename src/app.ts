@@ -36,7 +36,6 @@ import { HistoryStore } from './history/index.js';
 import { addLogSecrets } from './log.js';
 import { secretValues } from './config/redact.js';
 import { channelSecrets } from './notify/kinds.js';
-import { createAppConsole } from './console/index.js';
 import type { ChannelConfig } from './config/schema.js';
 import { egressPolicyOf } from './egress/config.js';
 import type { EgressPolicy } from './egress/policy.js';
@@ -491,6 +490,9 @@ export class App extends EventEmitter<AppEvents> {
 
   private async startOps(): Promise<void> {
     const { log } = this.deps;
+    // Loaded here, by the one thread that serves HTTP: the worker threads' isolates never hold
+    // the console's code (scripts/bundle.mjs puts it in a chunk of its own).
+    const { createAppConsole } = await import('./console/index.js');
     this.ops = new OpsServer({
       ...(this.deps.ownOutbound === true ? { ownSockets: trackOwnSockets() } : {}),
       port: this.deps.port ?? this.config.server.port,

@@ -50,6 +50,41 @@ describe('product build output', () => {
     expect(importsBench).toEqual([]);
   });
 
+  it('dist/cli.js and dist/thread.js are bundles whose statically loaded code is ASCII only', () => {
+    // scripts/bundle.mjs: V8 keeps a script's source in each isolate's heap, two bytes a
+    // character as soon as one character is beyond Latin-1. The console (tagged templates keep
+    // their characters) is a chunk of its own that only the thread serving HTTP imports.
+    const staticImports = (file: string): string[] =>
+      [
+        ...readFileSync(join(DIST, file), 'utf8').matchAll(
+          /^import [^;]*?from "\.\/(bundle-[^"]+)";/gm,
+        ),
+      ].map((m) => m[1] ?? '');
+    const loaded = new Set<string>();
+    const visit = (file: string): void => {
+      if (loaded.has(file)) return;
+      loaded.add(file);
+      for (const next of staticImports(file)) visit(next);
+    };
+    visit('thread.js');
+    visit('cli.js');
+    expect([...loaded].filter((f) => f.startsWith('bundle-')).length).toBeGreaterThan(0);
+    for (const file of loaded) {
+      const ascii = readFileSync(join(DIST, file)).every((byte) => byte < 0x80);
+      expect(ascii, `${file} has non-ASCII bytes`).toBe(true);
+    }
+    const threadChunks = [...loaded].filter((f) => staticImports('thread.js').includes(f));
+    for (const file of threadChunks) {
+      expect(readFileSync(join(DIST, file), 'utf8'), `${file} holds the console`).not.toMatch(
+        /function createAppConsole\b/,
+      );
+    }
+    expect(
+      existsSync(join(DIST, 'scripts', 'snapshot-load.lua')),
+      'the Lua scripts beside the bundle',
+    ).toBe(true);
+  });
+
   it('the Docker build context leaves the bench out', () => {
     const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
       .split('\n')
