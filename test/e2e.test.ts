@@ -451,8 +451,20 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
       // One scrape of each replica shows every one of its threads.
       for (const d of replicas) {
         const text = await metricsOf(d);
-        for (const thread of ['main', 'upstream', 'deliver-1', 'deliver-2'])
+        for (const thread of ['main', 'upstream', 'deliver-1', 'deliver-2']) {
           expect(text).toContain(`statuswatch_thread_busy_seconds_total{thread="${thread}"}`);
+          // Each isolate's own heap: used within committed, neither zero.
+          const used = metricValue(text, 'statuswatch_thread_heap_bytes', {
+            thread,
+            state: 'used',
+          });
+          const committed = metricValue(text, 'statuswatch_thread_heap_bytes', {
+            thread,
+            state: 'committed',
+          });
+          expect(used).toBeGreaterThan(1e6);
+          expect(committed).toBeGreaterThanOrEqual(used);
+        }
         const ready = (await (await fetch(`${d.url}/readyz`)).json()) as { checks: object };
         expect(ready.checks).toMatchObject({ threads: true, workers: true });
       }

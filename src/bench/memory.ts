@@ -35,6 +35,7 @@ import {
   scrapeMetrics,
   sleep,
   threadBusySeconds,
+  threadHeaps,
   type SectionResult,
   type Table,
   type TargetResult,
@@ -265,6 +266,8 @@ interface DaemonRun {
   okPolls: Record<'status' | 'incidents' | 'sla' | 'scores', number>;
   /** The threads its /metrics reported (statuswatch_thread_busy_seconds_total's labels). */
   threads: string[];
+  /** Each thread's heap at the end, used / committed MB (statuswatch_thread_heap_bytes). */
+  heaps: Map<string, { used: number; committed: number }>;
 }
 
 /** One daemon: silent baseline, then CHANGE_CYCLES cycles of 1% changes; its RSS sampled throughout. */
@@ -330,6 +333,7 @@ async function measureDaemon(
         scores: ok('scores'),
       },
       threads: [...threadBusySeconds(metrics).keys()],
+      heaps: threadHeaps(metrics),
     };
   } finally {
     rss.stop();
@@ -391,10 +395,11 @@ export async function runMemoryBench(
         'samples',
         'threads',
         'ok polls st/inc/sla/sc',
+        'heap at end MB (used/committed)',
         'peak vs bare',
       ],
       rows: [
-        ['bare Node.js (node -e, a timer)', fmt(bare, 1), '', '', '', '1', '1', '', '1.00x'],
+        ['bare Node.js (node -e, a timer)', fmt(bare, 1), '', '', '', '1', '1', '', '', '1.00x'],
         ...runs.map((r) => [
           r.variant.label,
           fmt(r.peak, 1),
@@ -406,6 +411,7 @@ export async function runMemoryBench(
           [r.okPolls.status, r.okPolls.incidents, r.okPolls.sla, r.okPolls.scores]
             .map((n) => fmt(n, 0))
             .join('/'),
+          [...r.heaps].map(([t, h]) => `${t} ${fmt(h.used, 1)}/${fmt(h.committed, 1)}`).join(', '),
           `${fmt(r.peak / bare, 2)}x`,
         ]),
       ],
@@ -414,6 +420,7 @@ export async function runMemoryBench(
         `${String(BASELINE_CYCLES)} silent baseline cycles, then ${String(CHANGE_CYCLES)} cycles with ${String(changed)} services (1%) changing status or opening/resolving incidents; webhooks delivered: ${runs.map((r) => String(r.delivered)).join(' / ')}`,
         'the daemon has an API key the simulator accepts (scopes sla:read, scores:read); "ok polls" are statuswatch_polls_total{outcome="ok"} per kind from its /metrics at the end',
         'no Node.js flags on either command line (the image passes none): the daemon sets its heap settings itself; "threads" are the thread labels of statuswatch_thread_busy_seconds_total',
+        'heap at end: statuswatch_thread_heap_bytes per thread from the last scrape (used = live and uncollected objects, committed = what the isolate holds, young generation included); RSS is their sum plus Node.js itself (code, buffers, allocator)',
         'RSS = VmRSS of the daemon process (every thread) from /proc/<pid>/status, sampled every 200 ms from its start to the end; p50 = median of the samples; the simulator and the webhook sink run in processes of their own',
       ],
     });

@@ -21,6 +21,7 @@ import {
   ratio,
   SHIPPED_FLAGS,
   threadBusySeconds,
+  threadHeaps,
 } from './support.js';
 import { stormThreadSettings } from './storm.js';
 
@@ -255,6 +256,20 @@ describe('metrics text', () => {
       ['upstream', 0.25],
       ['deliver-1', 2],
     ]);
+  });
+
+  it('gives each thread its heap in MB, used and committed', () => {
+    const heaps = [
+      'statuswatch_thread_heap_bytes{thread="main",state="used"} 30000000',
+      'statuswatch_thread_heap_bytes{thread="main",state="committed"} 45000000',
+      'statuswatch_thread_heap_bytes{thread="upstream",state="used"} 60000000',
+      'statuswatch_thread_heap_bytes{thread="upstream",state="committed"} 70000000',
+    ].join('\n');
+    expect([...threadHeaps(heaps)]).toEqual([
+      ['main', { used: 30, committed: 45 }],
+      ['upstream', { used: 60, committed: 70 }],
+    ]);
+    expect(threadHeaps(text).size).toBe(0);
   });
 });
 

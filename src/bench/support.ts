@@ -347,6 +347,19 @@ export function threadBusySeconds(text: string): Map<string, number> {
   return out;
 }
 
+/** Each thread's heap in MB, used and committed (`statuswatch_thread_heap_bytes`). */
+export function threadHeaps(text: string): Map<string, { used: number; committed: number }> {
+  const out = new Map<string, { used: number; committed: number }>();
+  for (const s of metricSamples(text, 'statuswatch_thread_heap_bytes')) {
+    const thread = s.labels['thread'] ?? '?';
+    const heap = out.get(thread) ?? { used: 0, committed: 0 };
+    if (s.labels['state'] === 'used') heap.used = s.value / 1e6;
+    if (s.labels['state'] === 'committed') heap.committed = s.value / 1e6;
+    out.set(thread, heap);
+  }
+  return out;
+}
+
 /** The daemon's /metrics text (the ops server on 127.0.0.1:`port`; every thread's registry). */
 export async function scrapeMetrics(port: number, timeoutMs = 10_000): Promise<string> {
   const res = await request(`http://127.0.0.1:${String(port)}/metrics`, {

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { corruptCounts } from '../redis/stored.js';
 
@@ -41,6 +42,18 @@ export function createMetrics(options: MetricsOptions = {}) {
         lastElu = now;
         this.reset();
         this.inc({ thread }, busyMs / 1000);
+      },
+    }),
+    threadHeap: new Gauge({
+      name: 'statuswatch_thread_heap_bytes',
+      help: "Each thread's V8 heap by thread and state: used (live and not yet collected objects) and committed (what the isolate holds from the system, young generation included)",
+      labelNames: ['thread', 'state'] as const,
+      registers: [registry],
+      collect() {
+        // Every thread is an isolate of its own: the process's RSS is their sum plus Node.js.
+        const heap = getHeapStatistics();
+        this.set({ thread, state: 'used' }, heap.used_heap_size);
+        this.set({ thread, state: 'committed' }, heap.total_heap_size);
       },
     }),
     threadRestarts: new Counter({
