@@ -48,6 +48,45 @@ export const ROUTED_LOG_ITEM = zodShape<RoutedLogItem>(
   z.object({ t: transitionSchema, subscriptions: z.array(z.string()) }),
 );
 
+/**
+ * The JSON of each transition a commit writes, stringified once: a told entry and a routed-log
+ * item both carry the whole transition (a storm's 5,000 openings were 10,000 stringifies of it).
+ */
+class TransitionTexts {
+  private readonly texts = new Map<Transition, string>();
+
+  of(t: Transition): string {
+    let text = this.texts.get(t);
+    if (text === undefined) {
+      text = JSON.stringify(t);
+      this.texts.set(t, text);
+    }
+    return text;
+  }
+}
+
+/**
+ * `encode(TOLD_ENTRY, entry)`, with the opening's JSON given: the same text, character for
+ * character (the keys in `ToldEntry`'s literal order; `toldUnchanged` and `updateTold` compare
+ * stored texts).
+ */
+export function encodeToldEntry(entry: ToldEntry, openingJson: string): string {
+  return (
+    `{"v":${String(TOLD_ENTRY.version)},"d":{"subscription":${JSON.stringify(entry.subscription)}` +
+    `,"channel":${JSON.stringify(entry.channel)},"opening":${openingJson}` +
+    `,"toldAt":${JSON.stringify(entry.toldAt)},"lastSentAt":${JSON.stringify(entry.lastSentAt)}` +
+    `,"reminders":${JSON.stringify(entry.reminders)}}}`
+  );
+}
+
+/** `encode(ROUTED_LOG_ITEM, item)`, with the transition's JSON given: the same text. */
+export function encodeRoutedLogItem(item: RoutedLogItem, transitionJson: string): string {
+  return (
+    `{"v":${String(ROUTED_LOG_ITEM.version)},"d":{"t":${transitionJson}` +
+    `,"subscriptions":${JSON.stringify(item.subscriptions)}}}`
+  );
+}
+
 /** The values of `texts` that decode; the others are counted as corrupt and left out. */
 function decodeAll<T>(shape: StoredShape<T>, texts: readonly string[]): T[] {
   const out: T[] = [];
@@ -167,6 +206,7 @@ export class NoiseStore {
     const m = this.redis.multi();
     const queued = this.scripts.queue(m);
     const routedLog: string[] = [];
+    const texts = new TransitionTexts();
     // The ledger's net result per field (a later effect on a field wins): one HSET and one HDEL
     // per hash, whatever the batch's size.
     const told = new Map<string, string | null>();
@@ -187,7 +227,7 @@ export class NoiseStore {
             lastSentAt: now,
             reminders: 0,
           };
-          told.set(field, encode(TOLD_ENTRY, entry));
+          told.set(field, encodeToldEntry(entry, texts.of(e.opening)));
           suppressed.set(field, null);
           break;
         }
@@ -237,7 +277,10 @@ export class NoiseStore {
         case 'routed-log':
           routedLog.push(
             String(e.transition.observedAt),
-            encode(ROUTED_LOG_ITEM, { t: e.transition, subscriptions: e.subscriptions }),
+            encodeRoutedLogItem(
+              { t: e.transition, subscriptions: e.subscriptions },
+              texts.of(e.transition),
+            ),
           );
           break;
         case 'dropped':
