@@ -147,7 +147,9 @@ describe('routing a cycle as one batch', () => {
       commands[n] = counter.commands;
     }
     expect(trips[100]).toBe(trips[1]);
-    expect(trips[5000]).toBe(trips[1]);
+    // More than one delivery batch: the first is added on its own, before the rest (one more
+    // round trip, whatever the size), so delivery starts while the rest are encoded.
+    expect(trips[5000]).toBe((trips[1] ?? 0) + 1);
     expect(trips[1]).toBeLessThanOrEqual(6);
     // Commands grow only with the delivery batch jobs (100 deliveries a job).
     expect(commands[5000]).toBeLessThan(400);

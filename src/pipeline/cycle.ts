@@ -255,7 +255,7 @@ export class Pipeline {
         ? fetched.transitions
         : [...fetched.transitions, health.transition];
     await this.enrich(transitions);
-    await this.deps.handoff.enqueue(transitions);
+    const jobId = await this.deps.handoff.enqueue(transitions);
     const commit = await spec.store.commit({
       expectedVersion: snapshot.version,
       changed: fetched.changed,
@@ -271,6 +271,9 @@ export class Pipeline {
     }
     if (commit.ok && this.deps.committed !== undefined) {
       const { changed, data, rateLimit, unseen } = fetched;
+      // After this thread's router (if it routes) has the cycle's deliveries out: the history
+      // write is not what the first notification should wait for.
+      if (jobId !== null) await this.deps.handoff.untilRoutedHere(jobId);
       await this.deps
         .committed({
           kind,

@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
 import { QUEUES, openQueue } from '../queues.js';
+import { expectRouting, routedHere, untilRoutedHere } from './routed-here.js';
 
 export const TRANSITIONS_QUEUE = QUEUES.transitions;
 
@@ -31,7 +32,10 @@ export function cycleJobId(transitions: readonly Transition[]): string {
 export class Handoff {
   readonly queue: Queue<CycleBatch>;
 
-  constructor(connection: RedisClient, keys: Keys) {
+  constructor(
+    private readonly connection: RedisClient,
+    keys: Keys,
+  ) {
     this.queue = openQueue<CycleBatch>(
       'transitions',
       { connection, keys },
@@ -47,13 +51,27 @@ export class Handoff {
     );
   }
 
-  async enqueue(transitions: readonly Transition[]): Promise<void> {
-    if (transitions.length === 0) return;
-    await this.queue.add(
-      'cycle',
-      { transitions: [...transitions] },
-      { jobId: cycleJobId(transitions) },
-    );
+  /** Hands a cycle off; its job id, null when it has no transitions (nothing added). */
+  async enqueue(transitions: readonly Transition[]): Promise<string | null> {
+    if (transitions.length === 0) return null;
+    const jobId = cycleJobId(transitions);
+    const expected = expectRouting(this.connection, jobId);
+    try {
+      await this.queue.add('cycle', { transitions: [...transitions] }, { jobId });
+    } catch (err) {
+      if (expected) routedHere(this.connection, jobId);
+      throw err;
+    }
+    return jobId;
+  }
+
+  /**
+   * Resolves once a router of this thread has enqueued the deliveries of cycle `jobId` (bounded:
+   * `ROUTED_HERE_WAIT_MS`); at once when none runs here. Work that may wait (the history write)
+   * waits here so the cycle's first deliveries go out sooner.
+   */
+  untilRoutedHere(jobId: string): Promise<void> {
+    return untilRoutedHere(this.connection, jobId);
   }
 
   /** Every transition handed off and still on record, each id once, in hand-off order. */

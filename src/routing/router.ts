@@ -7,7 +7,7 @@ import type { CycleBatch } from '../pipeline/handoff.js';
 import { openQueue, startWorker } from '../queues.js';
 import { scripts } from '../redis/scripts.js';
 import { toError } from '../errors.js';
-import type { DeliveryQueue } from '../delivery/queue.js';
+import { BATCH_SIZE, type DeliveryQueue } from '../delivery/queue.js';
 import { CLOCK_SKEW_MS } from '../delivery/rules.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
@@ -16,6 +16,7 @@ import type { NoiseStore } from '../noise/store.js';
 import { admitBatch, type GateState } from '../noise/gate.js';
 import { ledgerField, parseLedgerField } from './route.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
+import { routedHere, routerStarted, routerStopped } from '../pipeline/routed-here.js';
 import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 
@@ -122,6 +123,37 @@ function addToldClosings(
 }
 
 /**
+ * Enqueues a routed cycle's deliveries with its first batch job on its own, so a delivery worker
+ * can start on it while the rest are encoded and added (a storm's 5,000 deliveries are 50 batch
+ * jobs, one `addBulk`; the first webhook waited for all of them). The batches are the ones one
+ * call makes (the split is at a batch boundary), in the same order; a crash in between leaves the
+ * rest to the routing job's re-run, as a crash before the commit always did.
+ */
+async function enqueueFirstBatchFirst(
+  deliveries: Pick<DeliveryQueue, 'enqueue'>,
+  notifications: readonly Notification[],
+): Promise<void> {
+  if (notifications.length <= BATCH_SIZE) {
+    await deliveries.enqueue(notifications);
+    return;
+  }
+  // The first BATCH_SIZE distinct ids: `enqueue` drops repeated ids before it cuts batches.
+  const seen = new Set<string>();
+  let cut = 0;
+  while (cut < notifications.length) {
+    const id = (notifications[cut] as Notification).id;
+    if (!seen.has(id)) {
+      if (seen.size === BATCH_SIZE) break;
+      seen.add(id);
+    }
+    cut += 1;
+  }
+  await deliveries.enqueue(notifications.slice(0, cut));
+  const rest = notifications.slice(cut).filter((n) => !seen.has(n.id));
+  if (rest.length > 0) await deliveries.enqueue(rest);
+}
+
+/**
  * Routing, one poll cycle at a time: a cycle's transitions (one job) become delivery jobs, one
  * delivery per (transition, subscription, channel) that noise control lets through. The round
  * trips of a routed cycle do not grow with its transitions: category sets and silences (cached),
@@ -179,6 +211,7 @@ export class Router {
 
   async start(): Promise<void> {
     await this.resync();
+    if (this.worker === null) routerStarted(this.options.connection);
     this.stopping = new AbortController();
     const lockDuration = this.options.lockDurationMs ?? 30_000;
     const worker = startWorker(
@@ -209,6 +242,8 @@ export class Router {
   async routeBatch(
     transitions: readonly Transition[],
     at?: number | (() => Promise<number>),
+    /** Called once the deliveries are enqueued (before the noise state's commit). */
+    enqueued?: () => void,
   ): Promise<number> {
     const noise = this.options.noise;
     const clock = (): number | Promise<number> =>
@@ -220,7 +255,8 @@ export class Router {
       const notifications = transitions.flatMap((t) =>
         this.routesOf(t).map((r) => eventNotification(t, r, now)),
       );
-      await this.options.deliveries.enqueue(notifications);
+      await enqueueFirstBatchFirst(this.options.deliveries, notifications);
+      enqueued?.();
       return notifications.length;
     }
     const items = transitions.map((t) => ({ transition: t, routes: this.routesOf(t) }));
@@ -254,7 +290,8 @@ export class Router {
       silences,
       now,
     });
-    await this.options.deliveries.enqueue(notifications);
+    await enqueueFirstBatchFirst(this.options.deliveries, notifications);
+    enqueued?.();
     // Ledger writes wait until the deliveries are enqueued: a routing job retried after a
     // crash must still see "told" and so still send a closing under a silence.
     await noise.store.commitGate(
@@ -347,7 +384,15 @@ export class Router {
 
   private async routeOnce(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
-    const deliveries = await this.routeBatch(transitions, () => this.decisionTime(job.id));
+    const here = (): void => {
+      if (job.id !== undefined) routedHere(this.options.connection, job.id);
+    };
+    let deliveries: number;
+    try {
+      deliveries = await this.routeBatch(transitions, () => this.decisionTime(job.id), here);
+    } finally {
+      here();
+    }
     this.options.log.debug(
       {
         event: 'cycle:routed',
@@ -361,7 +406,10 @@ export class Router {
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    if (this.worker !== null) await this.worker.close();
+    if (this.worker !== null) {
+      await this.worker.close();
+      routerStopped(this.options.connection);
+    }
     this.worker = null;
   }
 }
