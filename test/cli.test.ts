@@ -208,7 +208,7 @@ describe("statuswatch run: the main thread's young generation (src/runtime/reexe
   const canExecve = typeof (process as unknown as { execve?: unknown }).execve === 'function';
 
   it.runIf(process.platform === 'linux')(
-    'one thread: the same process re-executes itself with the upstream semi-space where Node.js can (and still drains on SIGTERM); two threads: no flag',
+    'the same process re-executes itself with the semi-space of its main thread where Node.js can (and still drains on SIGTERM): one thread the upstream one, two threads the delivering one',
     async () => {
       const { url } = await simulator();
       for (const threads of ['1', '2']) {
@@ -229,8 +229,10 @@ describe("statuswatch run: the main thread's young generation (src/runtime/reexe
         );
         // The PID that answers is the one spawned: the re-execution replaced the process.
         const args = await commandLine(p.pid);
-        const flagged = args.includes('--max-semi-space-size=2');
-        expect(flagged, args.join(' ')).toBe(threads === '1' && canExecve);
+        const flag = threads === '1' ? '--max-semi-space-size=2' : '--max-semi-space-size=8';
+        const other = threads === '1' ? '--max-semi-space-size=8' : '--max-semi-space-size=2';
+        expect(args.includes(flag), args.join(' ')).toBe(canExecve);
+        expect(args, args.join(' ')).not.toContain(other);
         expect(args).toContain('run');
         expect(args).toContain(file);
         p.child.kill('SIGTERM');

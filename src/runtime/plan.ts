@@ -9,7 +9,7 @@
  *
  * The plan: the poll and route roles share one thread of their own (the upstream thread), whose
  * isolate gets a small young generation (memory at 20,000 services); the main thread delivers
- * (with V8's default heap, sized for speed) and serves HTTP; further delivery threads take the
+ * (with a larger one, sized for speed: src/runtime/reexec.ts) and serves HTTP; further delivery threads take the
  * remaining cores. One thread (`threads: 1`) runs every role in the main thread, as before.
  */
 

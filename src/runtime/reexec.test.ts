@@ -11,10 +11,10 @@ const base: ReexecInput = {
 };
 
 describe('mainHeapFlags', () => {
-  it('gives a main thread that polls or routes the upstream semi-space, a delivering one none', () => {
+  it('gives a main thread that polls or routes the upstream semi-space, a delivering one 8 MB', () => {
     expect(mainHeapFlags(['poll', 'route', 'deliver'])).toEqual(['--max-semi-space-size=2']);
     expect(mainHeapFlags(['route'])).toEqual(['--max-semi-space-size=2']);
-    expect(mainHeapFlags(['deliver'])).toEqual([]);
+    expect(mainHeapFlags(['deliver'])).toEqual(['--max-semi-space-size=8']);
     expect(mainHeapFlags([])).toEqual([]);
   });
 });
@@ -37,10 +37,13 @@ describe('reexecPlan', () => {
     });
   });
 
-  it('runs on as it is: no execve, already re-executed, a delivering main thread', () => {
+  it('runs on as it is: no execve, already re-executed, a main thread that runs no stage', () => {
     expect(reexecPlan({ ...base, canExecve: false })).toBeNull();
     expect(reexecPlan({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } })).toBeNull();
-    expect(reexecPlan({ ...base, mainRoles: ['deliver'] })).toBeNull();
+    expect(reexecPlan({ ...base, mainRoles: [] })).toBeNull();
+    expect(reexecPlan({ ...base, mainRoles: ['deliver'] })?.flags).toEqual([
+      '--max-semi-space-size=8',
+    ]);
   });
 
   it('leaves the flag to the operator who gave it (command line or NODE_OPTIONS, - or _)', () => {

@@ -11,11 +11,13 @@
  * Node.js lacks it, or the command line or `NODE_OPTIONS` already sets the flag, or the process
  * was re-executed already, the daemon runs on as it is.
  *
- * A main thread that only delivers keeps V8's default: a small young generation slows the
- * delivery path in a storm (docs/performance.md).
+ * A main thread that only delivers gets a larger one (DELIVERY_SEMI_SPACE_MB): a small young
+ * generation slows the delivery path in a storm, V8's default holds more than a storm needs
+ * (docs/performance.md). The flag is the process's: delivery threads beyond the main one take it
+ * too; the upstream thread's `resourceLimits` set its own.
  */
 import type { Role } from './plan.js';
-import { UPSTREAM_SEMI_SPACE_MB } from './heap.js';
+import { DELIVERY_SEMI_SPACE_MB, UPSTREAM_SEMI_SPACE_MB } from './heap.js';
 
 /** Set in the environment of the re-executed process: it never re-executes again. */
 export const REEXEC_MARKER_ENV = 'STATUSWATCH_REEXECUTED';
@@ -24,9 +26,11 @@ const SEMI_SPACE_FLAG = '--max-semi-space-size';
 
 /** The V8 flags the main thread wants on its command line for the roles it runs. */
 export function mainHeapFlags(mainRoles: readonly Role[]): string[] {
-  return mainRoles.includes('poll') || mainRoles.includes('route')
-    ? [`${SEMI_SPACE_FLAG}=${String(UPSTREAM_SEMI_SPACE_MB)}`]
-    : [];
+  if (mainRoles.includes('poll') || mainRoles.includes('route'))
+    return [`${SEMI_SPACE_FLAG}=${String(UPSTREAM_SEMI_SPACE_MB)}`];
+  if (mainRoles.includes('deliver'))
+    return [`${SEMI_SPACE_FLAG}=${String(DELIVERY_SEMI_SPACE_MB)}`];
+  return [];
 }
 
 export interface ReexecInput {
