@@ -86,19 +86,25 @@ function sortedRecord<T>(items: Map<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const id of [...items.keys()].sort()) {
     const item = items.get(id);
-    if (item !== undefined)
+    if (item === undefined) continue;
+    // A plain assignment makes the same own property for every id but `__proto__` (a setter),
+    // and keeps the object in fast mode (defining each one was a dictionary-mode object).
+    if (id === '__proto__')
       Object.defineProperty(out, id, {
         value: item,
         enumerable: true,
         writable: true,
         configurable: true,
       });
+    else out[id] = item;
   }
   return out;
 }
 
 /** The newest CLOSED_PER_SERVICE remembered resolved incidents. */
 function boundedClosed(closed: Map<string, ClosedIncidentItem>): Map<string, ClosedIncidentItem> {
+  // Within the bound nothing is dropped (the caller stores them sorted by id: order is moot).
+  if (closed.size <= CLOSED_PER_SERVICE) return closed;
   const kept = [...closed];
   kept.sort((a, b) => b[1].at - a[1].at || (a[0] < b[0] ? -1 : 1));
   return new Map(kept.slice(0, CLOSED_PER_SERVICE));
