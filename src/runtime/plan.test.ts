@@ -12,10 +12,10 @@ import {
 const ALL: Role[] = ['poll', 'route', 'deliver'];
 
 describe('planThreads', () => {
-  it('auto on 2 cores: the upstream thread polls and routes, the main thread delivers', () => {
+  it('auto on 2 cores: the upstream thread polls, routes and delivers, the main thread delivers', () => {
     expect(planThreads({ threads: 'auto', roles: ALL, cores: 2 })).toEqual({
       main: ['deliver'],
-      upstream: ['poll', 'route'],
+      upstream: ['poll', 'route', 'deliver'],
       delivery: 0,
       total: 2,
     });
@@ -27,6 +27,7 @@ describe('planThreads', () => {
 
   it('auto on 4 cores adds two delivery threads; on 64 it stops at 8 threads', () => {
     expect(planThreads({ threads: 'auto', roles: ALL, cores: 4 })).toMatchObject({
+      upstream: ['poll', 'route', 'deliver'],
       delivery: 2,
       total: 4,
     });
