@@ -113,8 +113,8 @@ interface RunOptions {
 async function runDaemon(o: RunOptions): Promise<void> {
   const { file, config } = await readConfig(o.config);
   const grace = graceMs(process.env.STATUSWATCH_GRACE_MS);
-  // The main thread's young generation, when it polls or routes (src/runtime/reexec.ts): the
-  // process re-executes itself with the flag before anything starts, where Node.js can.
+  // The main thread's young generation and the allocator's arenas (src/runtime/reexec.ts): the
+  // process re-executes itself with them before anything starts, where Node.js can.
   reexecWithHeapFlags(
     daemonPlan({
       config,

@@ -235,6 +235,12 @@ describe("statuswatch run: the main thread's young generation (src/runtime/reexe
         expect(args, args.join(' ')).not.toContain(other);
         expect(args).toContain('run');
         expect(args).toContain(file);
+        // The allocator's arenas come with the re-execution (its environment is the kernel's now).
+        const environ = (await readFile(`/proc/${String(p.pid)}/environ`, 'utf8')).split('\0');
+        const own = process.env['MALLOC_ARENA_MAX'];
+        expect(environ.includes(`MALLOC_ARENA_MAX=${own ?? '2'}`)).toBe(
+          canExecve || own !== undefined,
+        );
         p.child.kill('SIGTERM');
         expect(await p.waitForExit(6000)).toEqual({ code: 0, signal: null });
         expect(p.stderr()).toBe('');

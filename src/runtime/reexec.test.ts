@@ -32,25 +32,48 @@ describe('reexecPlan', () => {
         '--config',
         '/etc/sw.yaml',
       ],
-      env: { PATH: '/usr/bin', [REEXEC_MARKER_ENV]: '1' },
+      env: { PATH: '/usr/bin', MALLOC_ARENA_MAX: '2', [REEXEC_MARKER_ENV]: '1' },
       flags: ['--max-semi-space-size=2'],
+      allocator: ['MALLOC_ARENA_MAX'],
     });
   });
 
-  it('runs on as it is: no execve, already re-executed, a main thread that runs no stage', () => {
+  it("keeps the operator's allocator setting, and re-executes for the allocator alone", () => {
+    const own = reexecPlan({ ...base, env: { MALLOC_ARENA_MAX: '4' } });
+    expect(own?.env['MALLOC_ARENA_MAX']).toBe('4');
+    expect(own?.allocator).toEqual([]);
+    const flagGiven = reexecPlan({ ...base, execArgv: ['--max-semi-space-size=4'] });
+    expect(flagGiven?.flags).toEqual([]);
+    expect(flagGiven?.env['MALLOC_ARENA_MAX']).toBe('2');
+    expect(flagGiven?.args).toEqual([
+      '/usr/bin/node',
+      '--max-semi-space-size=4',
+      '/app/dist/cli.js',
+      'run',
+      '--config',
+      '/etc/sw.yaml',
+    ]);
+  });
+
+  it('runs on as it is: no execve, already re-executed, nothing to set', () => {
     expect(reexecPlan({ ...base, canExecve: false })).toBeNull();
     expect(reexecPlan({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } })).toBeNull();
-    expect(reexecPlan({ ...base, mainRoles: [] })).toBeNull();
+    expect(reexecPlan({ ...base, mainRoles: [], env: { MALLOC_ARENA_MAX: '8' } })).toBeNull();
+    expect(reexecPlan({ ...base, mainRoles: [] })?.allocator).toEqual(['MALLOC_ARENA_MAX']);
     expect(reexecPlan({ ...base, mainRoles: ['deliver'] })?.flags).toEqual([
       '--max-semi-space-size=8',
     ]);
   });
 
   it('leaves the flag to the operator who gave it (command line or NODE_OPTIONS, - or _)', () => {
-    expect(reexecPlan({ ...base, execArgv: ['--max-semi-space-size=8'] })).toBeNull();
-    expect(reexecPlan({ ...base, execArgv: ['--max_semi_space_size=8'] })).toBeNull();
+    const arenas = { MALLOC_ARENA_MAX: '2' };
+    expect(reexecPlan({ ...base, env: arenas, execArgv: ['--max-semi-space-size=8'] })).toBeNull();
+    expect(reexecPlan({ ...base, env: arenas, execArgv: ['--max_semi_space_size=8'] })).toBeNull();
     expect(
-      reexecPlan({ ...base, env: { NODE_OPTIONS: '--inspect --max-semi-space-size=16' } }),
+      reexecPlan({
+        ...base,
+        env: { ...arenas, NODE_OPTIONS: '--inspect --max-semi-space-size=16' },
+      }),
     ).toBeNull();
   });
 });
