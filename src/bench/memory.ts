@@ -83,11 +83,27 @@ export async function rssMb(pid: number): Promise<number> {
   return kb / 1024;
 }
 
+/**
+ * The file-backed part of a process's RSS in MB (`RssFile`: pages of the files it maps, Node.js's
+ * own binary with its code and ICU data first of all), or null where /proc does not say.
+ */
+export async function rssFileMb(pid: number): Promise<number | null> {
+  try {
+    const status = await readFile(`/proc/${String(pid)}/status`, 'utf8');
+    const match = /^RssFile:\s+(\d+)\s+kB/m.exec(status);
+    return match?.[1] === undefined ? null : Number(match[1]) / 1024;
+  } catch {
+    return null;
+  }
+}
+
 /** Samples the RSS of `pid` every `everyMs` until stopped; keeps the peak, the last value and every sample. */
 export class RssSampler {
   peak = 0;
   last = 0;
   samples = 0;
+  /** The file-backed part of the RSS (`rssFileMb`) at the last sample, null where unknown. */
+  lastFile: number | null = null;
   /** [ms since start, MB] of every sample. */
   readonly series: [number, number][] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -104,6 +120,9 @@ export class RssSampler {
         (mb) => {
           this.samples += 1;
           this.last = mb;
+          void rssFileMb(this.pid).then((file) => {
+            this.lastFile = file;
+          });
           this.peak = Math.max(this.peak, mb);
           this.series.push([performance.now() - this.t0, mb]);
         },
@@ -134,15 +153,15 @@ export function exited(child: ChildProcess): Promise<void> {
   );
 }
 
-/** RSS of a bare Node.js process (a timer, nothing loaded), after a second of life. */
-export async function bareNodeRss(): Promise<number> {
+/** RSS of a bare Node.js process (a timer, nothing loaded), after a second of life, and its file-backed part. */
+export async function bareNodeRss(): Promise<{ rss: number; file: number | null }> {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {
     stdio: 'ignore',
   });
   try {
     await sleep(1_000);
     if (child.pid === undefined) throw new BenchError('bench_measurement', 'bare node: no pid');
-    return await rssMb(child.pid);
+    return { rss: await rssMb(child.pid), file: await rssFileMb(child.pid) };
   } finally {
     child.kill('SIGKILL');
     await exited(child);
@@ -266,6 +285,8 @@ interface DaemonRun {
   okPolls: Record<'status' | 'incidents' | 'sla' | 'scores', number>;
   /** The threads its /metrics reported (statuswatch_thread_busy_seconds_total's labels). */
   threads: string[];
+  /** The file-backed part of the RSS at the end (Node.js's own code and data), null where unknown. */
+  endFile: number | null;
   /** Each thread's heap at the end, used / committed MB (statuswatch_thread_heap_bytes). */
   heaps: Map<string, { used: number; committed: number }>;
 }
@@ -324,6 +345,7 @@ async function measureDaemon(
       p50: rss.p50(),
       afterBaseline,
       end: rss.last,
+      endFile: rss.lastFile,
       samples: rss.samples,
       delivered,
       okPolls: {
@@ -346,7 +368,7 @@ export async function runMemoryBench(
   sizes: readonly MemorySize[] = MEMORY_SIZES,
 ): Promise<SectionResult> {
   progress('memory: bare Node.js baseline');
-  const bare = await bareNodeRss();
+  const { rss: bare, file: bareFile } = await bareNodeRss();
   const tables: Table[] = [];
   const targets: TargetResult[] = [];
   const crashed: string[] = [];
@@ -392,6 +414,7 @@ export async function runMemoryBench(
         'RSS p50 MB',
         'after baseline MB',
         'at end MB',
+        'of it file-backed MB',
         'samples',
         'threads',
         'ok polls st/inc/sla/sc',
@@ -399,13 +422,26 @@ export async function runMemoryBench(
         'peak vs bare',
       ],
       rows: [
-        ['bare Node.js (node -e, a timer)', fmt(bare, 1), '', '', '', '1', '1', '', '', '1.00x'],
+        [
+          'bare Node.js (node -e, a timer)',
+          fmt(bare, 1),
+          '',
+          '',
+          '',
+          bareFile === null ? '?' : fmt(bareFile, 1),
+          '1',
+          '1',
+          '',
+          '',
+          '1.00x',
+        ],
         ...runs.map((r) => [
           r.variant.label,
           fmt(r.peak, 1),
           fmt(r.p50, 1),
           fmt(r.afterBaseline, 1),
           fmt(r.end, 1),
+          r.endFile === null ? '?' : fmt(r.endFile, 1),
           String(r.samples),
           r.threads.length === 0 ? '?' : `${String(r.threads.length)} (${r.threads.join(', ')})`,
           [r.okPolls.status, r.okPolls.incidents, r.okPolls.sla, r.okPolls.scores]
@@ -420,6 +456,7 @@ export async function runMemoryBench(
         `${String(BASELINE_CYCLES)} silent baseline cycles, then ${String(CHANGE_CYCLES)} cycles with ${String(changed)} services (1%) changing status or opening/resolving incidents; webhooks delivered: ${runs.map((r) => String(r.delivered)).join(' / ')}`,
         'the daemon has an API key the simulator accepts (scopes sla:read, scores:read); "ok polls" are statuswatch_polls_total{outcome="ok"} per kind from its /metrics at the end',
         'no Node.js flags on either command line (the image passes none): the daemon sets its heap settings itself; "threads" are the thread labels of statuswatch_thread_busy_seconds_total',
+        'file-backed = RssFile from /proc/<pid>/status: pages of mapped files, mostly the Node.js binary (its code, V8 snapshot and ICU data), shared with any other process running the same binary; the rest of the RSS is anonymous memory (heaps, buffers, the allocator)',
         'heap at end: statuswatch_thread_heap_bytes per thread from the last scrape (used = live and uncollected objects, committed = what the isolate holds, young generation included); RSS is their sum plus Node.js itself (code, buffers, allocator)',
         'RSS = VmRSS of the daemon process (every thread) from /proc/<pid>/status, sampled every 200 ms from its start to the end; p50 = median of the samples; the simulator and the webhook sink run in processes of their own',
       ],
