@@ -2,6 +2,7 @@
  * The webhook notifier: a signed Standard Webhooks POST with undici, the response classified.
  * The receiver URL and the secret never appear in an error (they are scrubbed from the chain).
  */
+import { createSecretKey } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { EgressPolicy } from '../../egress/policy.js';
 import { StatuswatchError, toError } from '../../errors.js';
@@ -59,6 +60,7 @@ export function createWebhookNotifier(
     );
   }
   const key: Buffer = decoded;
+  const signingKey = createSecretKey(key);
   const http = createHttpClient(
     config.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     deps.dispatcher,
@@ -76,13 +78,13 @@ export function createWebhookNotifier(
 
   async function send(notification: Notification): Promise<void> {
     const { body, headers } = applyWebhookTemplate(
-      renderWebhookRequest(notification, key, now(), config.headers),
+      renderWebhookRequest(notification, signingKey, now(), config.headers),
       renderTemplates(
         notification,
         'plain',
         templatesFor(config.templates, deps.templates, notification.subscription),
       ),
-      key,
+      signingKey,
     );
     let failure: DeliveryError | null;
     try {

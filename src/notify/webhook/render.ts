@@ -2,7 +2,7 @@
  * Notification → Standard Webhooks request (https://www.standardwebhooks.com). Pure: the attempt
  * time is a parameter. JSON needs no escaping of upstream text (receivers must treat it as data).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 import type { EventKind } from '../../config/events.js';
 import type {
   IncidentRef,
@@ -154,12 +154,18 @@ export function renderWebhookBody(notification: Notification): string {
   return JSON.stringify(webhookPayload(notification));
 }
 
+/**
+ * The signing key: the decoded secret, or a `KeyObject` made of it once (`createSecretKey`), which
+ * spares each signature a copy of the key into a new one.
+ */
+export type WebhookKey = Uint8Array | KeyObject;
+
 /** `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">` with the decoded secret as key. */
 export function signWebhook(
   id: string,
   timestampSeconds: number,
   body: string,
-  key: Uint8Array,
+  key: WebhookKey,
 ): string {
   const mac = createHmac('sha256', key)
     .update(`${id}.${timestampSeconds}.${body}`)
@@ -179,7 +185,7 @@ export interface WebhookRequest {
  */
 export function renderWebhookRequest(
   notification: Notification,
-  key: Uint8Array,
+  key: WebhookKey,
   attemptAtMs: number,
   customHeaders: Readonly<Record<string, string>> = {},
 ): WebhookRequest {

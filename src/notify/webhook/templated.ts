@@ -4,12 +4,12 @@
  * request without templates is left as it was, byte for byte. Pure.
  */
 import type { RenderedTemplate } from '../template.js';
-import { signWebhook, type WebhookRequest } from './render.js';
+import { signWebhook, type WebhookKey, type WebhookRequest } from './render.js';
 
 export function applyWebhookTemplate(
   request: WebhookRequest,
   template: RenderedTemplate | null,
-  key: Uint8Array,
+  key: WebhookKey,
 ): WebhookRequest {
   if (template === null) return request;
   const payload = JSON.parse(request.body) as { data: Record<string, unknown> };
