@@ -76,6 +76,11 @@ export class DeliveryLedger {
   /** Writes the waiting marks now (set while a flush is pending). */
   private flushNow: (() => void) | null = null;
   private readonly scripts: Scripts;
+  /**
+   * `{prefix}:delivery:` — a delivery's key is this plus its id. Built once: `Keys.key` joins an
+   * array per call, and a storm asks for two keys per delivery (its claim and its sent mark).
+   */
+  private readonly entryPrefix: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -86,10 +91,11 @@ export class DeliveryLedger {
     private readonly retryTtlSeconds: number,
   ) {
     this.scripts = scripts(redis);
+    this.entryPrefix = keys.key('delivery', '');
   }
 
   private key(id: string): string {
-    return this.keys.key('delivery', id);
+    return this.entryPrefix + id;
   }
 
   private openKey(field: string): string {

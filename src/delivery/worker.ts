@@ -19,7 +19,6 @@
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { StatuswatchError, toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
@@ -28,8 +27,9 @@ import { classifyError } from '../notify/classify.js';
 import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
+import { Limiter } from './limiter.js';
 import { Pacer } from './pacer.js';
-import { ordersOf, orderWaitMs } from './order.js';
+import { ordersOf, orderWaitMs, type Ordered } from './order.js';
 import { startWorker } from '../queues.js';
 import type { BatchJobData, DeliveryJobData, DeliveryQueue, DeliveryState } from './queue.js';
 import { MAX_RETRY_SPAN_MS } from './queue.js';
@@ -124,6 +124,44 @@ function earlierFailed(n: Notification): StatuswatchError {
   );
 }
 
+/** The fields of a delivery outcome's log line, in the order they are written. */
+interface DeliveryLogFields {
+  event: string;
+  deliveryId: string;
+  transitionId: string | undefined;
+  feedId: string | undefined;
+  kind: string | undefined;
+  subscription: string;
+  channel: string;
+  channelType: string;
+  outcome: DeliveryOutcome['outcome'];
+  attempt: number;
+  reason?: FailureReason;
+  httpStatus?: number | null;
+  err?: string;
+  detail?: string;
+}
+
+const EVENT_OF = {
+  sent: 'delivery:sent',
+  retry: 'delivery:retry',
+  dead: 'delivery:dead',
+  dropped: 'delivery:dropped',
+} as const satisfies Record<DeliveryOutcome['outcome'], string>;
+
+/** The lifecycle fields (`Ordered.field`) that more than one delivery of a batch is listed in. */
+function sharedFields(orders: readonly (readonly Ordered[])[]): Set<string> {
+  const seen = new Set<string>();
+  const shared = new Set<string>();
+  for (const list of orders) {
+    for (const { field } of list) {
+      if (seen.has(field)) shared.add(field);
+      else seen.add(field);
+    }
+  }
+  return shared;
+}
+
 /** How long a delivery to a channel a replica does not know is retried (`missingChannel`). */
 export const UNKNOWN_CHANNEL_GRACE_MS = 15 * 60 * 1000;
 
@@ -136,7 +174,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private workers: Worker[] = [];
   private readonly now: () => number;
   private readonly backoff: (attemptsMade: number, err: unknown) => number;
-  private readonly limit: LimitFunction;
+  private readonly limit: Limiter;
   private readonly pacer: Pacer;
   private readonly stallMs: number;
   private readonly orderWait: () => number;
@@ -155,7 +193,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.pacer = new Pacer(options.connection, options.keys);
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? retryDelay;
-    this.limit = pLimit(options.concurrency ?? 16);
+    this.limit = new Limiter(options.concurrency ?? 16);
     this.stallMs = options.stallMs ?? DEFAULT_STALL_MS;
     this.orderWait = options.orderWaitMs ?? (() => orderWaitMs());
   }
@@ -224,28 +262,28 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     error: DeliveryError | null,
   ): void {
     const { notification: n, channelType, outcome, attempt } = result;
-    const fields = {
-      event: `delivery:${outcome}`,
+    const first = n.transitions[0];
+    // One object literal, fields in a fixed order (no spreads: a line per delivery in a storm).
+    const fields: DeliveryLogFields = {
+      event: EVENT_OF[outcome],
       deliveryId: n.id,
-      transitionId: n.transitions[0]?.id,
-      feedId: n.transitions[0]?.feedId,
-      kind: n.transitions.length === 1 ? n.transitions[0]?.kind : n.type,
+      transitionId: first?.id,
+      feedId: first?.feedId,
+      kind: n.transitions.length === 1 ? first?.kind : n.type,
       subscription: n.subscription,
       channel: n.channel,
       channelType,
       outcome,
       attempt,
-      // `detail` (what the receiver or the network said) is the operator's: only this log line
-      // has it; what a team reads (the outcome's `error`, a dead letter's reason) is the message.
-      ...(error === null
-        ? {}
-        : {
-            reason: error.reason,
-            httpStatus: error.httpStatus,
-            err: error.message,
-            ...(error.detail === null ? {} : { detail: error.detail }),
-          }),
     };
+    // `detail` (what the receiver or the network said) is the operator's: only this log line
+    // has it; what a team reads (the outcome's `error`, a dead letter's reason) is the message.
+    if (error !== null) {
+      fields.reason = error.reason;
+      fields.httpStatus = error.httpStatus;
+      fields.err = error.message;
+      if (error.detail !== null) fields.detail = error.detail;
+    }
     if (outcome === 'dropped')
       this.options.log.info(fields, `reminder ${n.id} not sent: its lifecycle closed meanwhile`);
     else if (level === 'info') this.options.log.info(fields, `delivered ${n.id}`);
@@ -269,7 +307,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
    */
   private async send(n: Notification, channel: Channel): Promise<SendResult> {
     const load = this.loadOf(channel.name);
-    const result = await this.limit((): SendResult | Promise<SendResult> => {
+    const result = await this.limit.run((): SendResult | Promise<SendResult> => {
       if (load.slow && load.inFlight >= SLOW_CHANNEL_SENDS) return { kind: 'deferred' };
       return this.watch(this.attempt(n, channel, load));
     });
@@ -487,12 +525,13 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     const { deliveries } = this.options;
     // Read beside the claim (no round trip of its own): which deliveries must wait for an
     // earlier one of their lifecycle (`order.ts`).
+    const orders = notifications.map(ordersOf);
     const [claims, behind] = await Promise.all([
       deliveries.ledger.claim(
         notifications.map((n) => n.id),
         batchOwner(jobId),
       ),
-      this.behind(notifications),
+      this.behind(notifications, orders),
     ]);
     const rerun = job.attemptsStarted > 1;
     // Deliveries of one lifecycle on one route within the batch (an opening and its closing
@@ -501,14 +540,19 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     // to a job of its own (it failed, stalled or was paced). When the earlier one's attempt
     // failed without a hand-off (Redis refused its mark or its hand-off), it is nowhere a later
     // one could see it: the later one is not sent either, and the batch's re-run sends both in
-    // order.
+    // order. Only a lifecycle that the batch carries more than once is followed (a storm's
+    // deliveries are each their lifecycle's only one: nothing to follow, nothing allocated).
+    const shared = sharedFields(orders);
     const lastOf = new Map<string, Promise<boolean>>();
     const results = await Promise.allSettled(
       notifications.map((n, i) => {
         const claim = claims[i];
         if (claim === 'new' || claim === 'mine') {
           if (behind.has(n.id)) return this.waitBehind(n, jobId);
-          const fields = ordersOf(n).map((o) => o.field);
+          const fields =
+            shared.size === 0
+              ? []
+              : (orders[i] ?? []).map((o) => o.field).filter((f) => shared.has(f));
           const earlier = fields.flatMap((f) => lastOf.get(f) ?? []);
           const run =
             earlier.length === 0
@@ -519,11 +563,13 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
                     ? this.waitBehind(n, jobId)
                     : this.sendFromBatch(n, jobId);
                 });
-          const settled = run.then(
-            () => true,
-            () => false,
-          );
-          for (const f of fields) lastOf.set(f, settled);
+          if (fields.length > 0) {
+            const settled = run.then(
+              () => true,
+              () => false,
+            );
+            for (const f of fields) lastOf.set(f, settled);
+          }
           return run;
         }
         // A re-run after a crash between a hand-off and its job: add the missing job.
@@ -548,10 +594,15 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
    * failed or stalled in their batch, or that their channel made wait). A listed delivery whose
    * retry job is not there yet (its hand-off is a step ahead) counts as waiting to be sent.
    */
-  private async behind(candidates: readonly Notification[]): Promise<Set<string>> {
-    const orders = candidates.flatMap((n) =>
-      ordersOf(n).flatMap((order) => (order.first ? [] : [{ n, ...order }])),
-    );
+  private async behind(
+    candidates: readonly Notification[],
+    /** `ordersOf` each candidate, when the caller has them already. */
+    known?: readonly Ordered[][],
+  ): Promise<Set<string>> {
+    const orders: (Ordered & { n: Notification })[] = [];
+    for (const [i, n] of candidates.entries()) {
+      for (const order of known?.[i] ?? ordersOf(n)) if (!order.first) orders.push({ n, ...order });
+    }
     const out = new Set<string>();
     if (orders.length === 0) return out;
     const { deliveries } = this.options;
