@@ -27,7 +27,7 @@ import { classifyError } from '../notify/classify.js';
 import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
-import { Limiter } from './limiter.js';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { Pacer } from './pacer.js';
 import { ordersOf, orderWaitMs, type Ordered } from './order.js';
 import { startWorker } from '../queues.js';
@@ -174,7 +174,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private workers: Worker[] = [];
   private readonly now: () => number;
   private readonly backoff: (attemptsMade: number, err: unknown) => number;
-  private readonly limit: Limiter;
+  private readonly limit: LimitFunction;
   private readonly pacer: Pacer;
   private readonly stallMs: number;
   private readonly orderWait: () => number;
@@ -193,7 +193,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.pacer = new Pacer(options.connection, options.keys);
     this.now = options.now ?? Date.now;
     this.backoff = options.backoff ?? retryDelay;
-    this.limit = new Limiter(options.concurrency ?? 16);
+    this.limit = pLimit(options.concurrency ?? 16);
     this.stallMs = options.stallMs ?? DEFAULT_STALL_MS;
     this.orderWait = options.orderWaitMs ?? (() => orderWaitMs());
   }
@@ -307,7 +307,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
    */
   private async send(n: Notification, channel: Channel): Promise<SendResult> {
     const load = this.loadOf(channel.name);
-    const result = await this.limit.run((): SendResult | Promise<SendResult> => {
+    const result = await this.limit((): SendResult | Promise<SendResult> => {
       if (load.slow && load.inFlight >= SLOW_CHANNEL_SENDS) return { kind: 'deferred' };
       return this.watch(this.attempt(n, channel, load));
     });
