@@ -38,6 +38,13 @@ describe('reexecPlan', () => {
     });
   });
 
+  it('runs on as it is under a profiler started with the process (its SIGPROF timer outlives execve)', () => {
+    expect(reexecPlan({ ...base, execArgv: ['--cpu-prof', '--cpu-prof-dir=/tmp/p'] })).toBeNull();
+    expect(reexecPlan({ ...base, execArgv: ['--prof'] })).toBeNull();
+    expect(reexecPlan({ ...base, env: { NODE_OPTIONS: '--heap-prof' } })).toBeNull();
+    expect(reexecPlan({ ...base, execArgv: ['--cpu-prof-dir=/tmp/p'] })).not.toBeNull();
+  });
+
   it("keeps the operator's allocator setting, and re-executes for the allocator alone", () => {
     const own = reexecPlan({ ...base, env: { MALLOC_ARENA_MAX: '4' } });
     expect(own?.env['MALLOC_ARENA_MAX']).toBe('4');

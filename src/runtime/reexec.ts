@@ -34,6 +34,9 @@ export const ALLOCATOR_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MA
 
 const SEMI_SPACE_FLAG = '--max-semi-space-size';
 
+/** Flags that start a profiler with the process: it runs on as it is (see `reexecPlan`). */
+const PROFILER_FLAGS: ReadonlySet<string> = new Set(['--cpu-prof', '--prof', '--heap-prof']);
+
 /** The V8 flags the main thread wants on its command line for the roles it runs. */
 export function mainHeapFlags(mainRoles: readonly Role[]): string[] {
   if (mainRoles.includes('poll') || mainRoles.includes('route'))
@@ -65,6 +68,10 @@ export function reexecPlan(input: ReexecInput): {
 } | null {
   if (!input.canExecve || input.env[REEXEC_MARKER_ENV] !== undefined) return null;
   const given = [...input.execArgv, ...(input.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
+  // A profiler started with the process arms a SIGPROF interval timer, which outlives execve
+  // while the signal's handler does not: the new process would die of the next tick.
+  if (given.some((arg) => PROFILER_FLAGS.has(arg.split('=')[0]?.replaceAll('_', '-') ?? '')))
+    return null;
   const flags = mainHeapFlags(input.mainRoles).filter((flag) => {
     const name = flag.split('=')[0] ?? flag;
     // V8 takes `--max-semi-space-size` and `--max_semi_space_size` alike.
