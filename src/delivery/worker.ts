@@ -28,6 +28,7 @@ import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { Deadlines } from '../deadlines.js';
 import { Pacer } from './pacer.js';
 import { ordersOf, orderWaitMs, type Ordered } from './order.js';
 import { startWorker } from '../queues.js';
@@ -181,9 +182,8 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
   private readonly loads = new Map<string, ChannelLoad>();
   /** Deliveries whose stalled send goes on after its batch handed them to a job of their own. */
   private readonly detached = new Map<string, Promise<void>>();
-  /** Sends running, for the stall sweep (`watch`). */
-  private readonly running = new Set<{ since: number; stall: () => void }>();
-  private sweeper: NodeJS.Timeout | null = null;
+  /** Sends running, stalled once they pass `stallMs` (`watch`). */
+  private readonly running: Deadlines;
   /** Deliveries whose stalled send runs here and holds its mark (`SENDING_MARK_MS`), by count. */
   private readonly sendingMarks = new Map<string, number>();
   private markRenewer: NodeJS.Timeout | null = null;
@@ -195,6 +195,7 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
     this.backoff = options.backoff ?? retryDelay;
     this.limit = pLimit(options.concurrency ?? 16);
     this.stallMs = options.stallMs ?? DEFAULT_STALL_MS;
+    this.running = new Deadlines(this.stallMs);
     this.orderWait = options.orderWaitMs ?? (() => orderWaitMs());
   }
 
@@ -321,40 +322,14 @@ export class DeliveryWorker extends EventEmitter<DeliveryEvents> {
    */
   private watch(attempt: Promise<DeliveryError | null>): Promise<SendResult> {
     return new Promise<SendResult>((resolve) => {
-      const entry = {
-        since: Date.now(),
-        stall: () => {
-          resolve({ kind: 'stalled', settled: attempt });
-        },
-      };
-      this.running.add(entry);
-      if (this.sweeper === null) {
-        this.sweeper = setInterval(
-          () => {
-            this.sweep();
-          },
-          Math.max(10, Math.round(this.stallMs / 4)),
-        );
-        this.sweeper.unref();
-      }
+      const entry = this.running.add(() => {
+        resolve({ kind: 'stalled', settled: attempt });
+      });
       void attempt.then((err) => {
         this.running.delete(entry);
         resolve({ kind: 'done', err });
       });
     });
-  }
-
-  private sweep(): void {
-    const cutoff = Date.now() - this.stallMs;
-    for (const entry of this.running) {
-      if (entry.since > cutoff) continue;
-      this.running.delete(entry);
-      entry.stall();
-    }
-    if (this.running.size === 0 && this.sweeper !== null) {
-      clearInterval(this.sweeper);
-      this.sweeper = null;
-    }
   }
 
   /** One send to the receiver; never rejects. Keeps the channel's load up to date. */

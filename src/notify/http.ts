@@ -7,6 +7,7 @@
 import type { Dispatcher } from 'undici';
 import { egressAgent } from '../egress/connect.js';
 import type { EgressPolicy } from '../egress/policy.js';
+import { Deadlines, type Deadline } from '../deadlines.js';
 
 /** Where a request goes, parsed once per notifier (undici would parse a URL string on every send). */
 export interface HttpTarget {
@@ -59,57 +60,6 @@ const readNothing = (): number => 0;
 /** Bytes of an answer read at most: past this the connection is dropped (as undici's `dump`). */
 const READ_LIMIT = 128 * 1024;
 
-/** An answer's body being read, and when it must be done (`Date.now()` ms). */
-interface Reading {
-  deadline: number;
-  abort: () => void;
-}
-
-/**
- * The bodies being read by one client, and the one timer that drops those past their deadline
- * (running only while there are any): a timer per request is real CPU at fan-out rates, and most
- * answers end in the same read as their headers. It looks every quarter of the timeout, so a
- * dribbling body is dropped within 1.25 × the timeout.
- */
-class ReadDeadlines {
-  private readonly reading = new Set<Reading>();
-  private sweeper: NodeJS.Timeout | null = null;
-
-  constructor(private readonly timeoutMs: number) {}
-
-  add(abort: () => void): Reading {
-    const entry = { deadline: Date.now() + this.timeoutMs, abort };
-    this.reading.add(entry);
-    if (this.sweeper === null) {
-      this.sweeper = setInterval(
-        () => {
-          this.sweep();
-        },
-        Math.max(10, Math.round(this.timeoutMs / 4)),
-      );
-      this.sweeper.unref();
-    }
-    return entry;
-  }
-
-  delete(entry: Reading): void {
-    this.reading.delete(entry);
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const entry of this.reading) {
-      if (entry.deadline > now) continue;
-      this.reading.delete(entry);
-      entry.abort();
-    }
-    if (this.reading.size === 0 && this.sweeper !== null) {
-      clearInterval(this.sweeper);
-      this.sweeper = null;
-    }
-  }
-}
-
 /**
  * One request through `dispatch` with a handler of our own, rather than undici's `request`: no
  * response stream, promise chain or async resource per request (the answer is a status, a
@@ -117,14 +67,14 @@ class ReadDeadlines {
  * deliveries. Reads at most `keep(status)` bytes of the body and lets the rest go by, dropping
  * the connection past READ_LIMIT. headersTimeout/bodyTimeout are idle timeouts, so a receiver
  * dribbling its body could hold a send slot for ever: the whole read gets `timeoutMs` (a
- * quarter more at most: `ReadDeadlines`), then the connection is dropped. The status has answered already; the body cannot change it. Rejects
+ * quarter more at most: `Deadlines`, src/deadlines.ts), then the connection is dropped. The status has answered already; the body cannot change it. Rejects
  * with undici's own error when no status arrived (network failures, timeouts), as `request` does.
  */
 function dispatchRequest(
   agent: Dispatcher,
   options: Dispatcher.DispatchOptions,
   keep: (status: number) => number,
-  deadlines: ReadDeadlines,
+  deadlines: Deadlines,
 ): Promise<HttpAnswer> {
   return new Promise<HttpAnswer>((resolve, reject) => {
     let status = 0;
@@ -132,7 +82,7 @@ function dispatchRequest(
     let limit = 0;
     let size = 0;
     const kept: Buffer[] = [];
-    let deadline: Reading | null = null;
+    let deadline: Deadline | null = null;
     const answer = (): void => {
       if (deadline !== null) deadlines.delete(deadline);
       const text = limit <= 0 ? '' : Buffer.concat(kept).subarray(0, limit).toString('utf8');
@@ -188,7 +138,7 @@ export function createHttpClient(
       bodyTimeout: timeoutMs,
     });
   const timeouts = owned ? {} : { headersTimeout: timeoutMs, bodyTimeout: timeoutMs };
-  const deadlines = new ReadDeadlines(timeoutMs);
+  const deadlines = new Deadlines(timeoutMs);
   return {
     request(target, request) {
       return dispatchRequest(
