@@ -67,12 +67,18 @@ export const EVENTS = ['incident.opened', 'incident.resolved', 'status.changed']
 
 const execFileAsync = promisify(execFile);
 
-/** Resident set size of `pid` in MB: /proc on Linux, else `ps`. */
-export async function rssMb(pid: number): Promise<number> {
+/**
+ * Resident set size of `pid` in MB, and its file-backed part (`RssFile`: pages of the files it
+ * maps, Node.js's own binary with its code and ICU data first of all): one read of /proc on
+ * Linux; elsewhere `ps`, which does not say the part (null).
+ */
+export async function rssOf(pid: number): Promise<{ rss: number; file: number | null }> {
   try {
     const status = await readFile(`/proc/${String(pid)}/status`, 'utf8');
-    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    if (match?.[1] !== undefined) return Number(match[1]) / 1024;
+    const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    const file = /^RssFile:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    if (rss !== undefined)
+      return { rss: Number(rss) / 1024, file: file === undefined ? null : Number(file) / 1024 };
   } catch {
     // not Linux, or the process is gone: try ps
   }
@@ -80,21 +86,7 @@ export async function rssMb(pid: number): Promise<number> {
   const kb = Number(stdout.trim());
   if (!Number.isFinite(kb) || kb <= 0)
     throw new BenchError('bench_measurement', `no RSS for process ${String(pid)}`);
-  return kb / 1024;
-}
-
-/**
- * The file-backed part of a process's RSS in MB (`RssFile`: pages of the files it maps, Node.js's
- * own binary with its code and ICU data first of all), or null where /proc does not say.
- */
-export async function rssFileMb(pid: number): Promise<number | null> {
-  try {
-    const status = await readFile(`/proc/${String(pid)}/status`, 'utf8');
-    const match = /^RssFile:\s+(\d+)\s+kB/m.exec(status);
-    return match?.[1] === undefined ? null : Number(match[1]) / 1024;
-  } catch {
-    return null;
-  }
+  return { rss: kb / 1024, file: null };
 }
 
 /** Samples the RSS of `pid` every `everyMs` until stopped; keeps the peak, the last value and every sample. */
@@ -102,7 +94,7 @@ export class RssSampler {
   peak = 0;
   last = 0;
   samples = 0;
-  /** The file-backed part of the RSS (`rssFileMb`) at the last sample, null where unknown. */
+  /** The file-backed part of the RSS (`rssOf`) at the last sample, null where unknown. */
   lastFile: number | null = null;
   /** [ms since start, MB] of every sample. */
   readonly series: [number, number][] = [];
@@ -116,13 +108,11 @@ export class RssSampler {
 
   start(): void {
     const tick = (): void => {
-      rssMb(this.pid).then(
-        (mb) => {
+      rssOf(this.pid).then(
+        ({ rss: mb, file }) => {
           this.samples += 1;
           this.last = mb;
-          void rssFileMb(this.pid).then((file) => {
-            this.lastFile = file;
-          });
+          this.lastFile = file;
           this.peak = Math.max(this.peak, mb);
           this.series.push([performance.now() - this.t0, mb]);
         },
@@ -161,7 +151,7 @@ export async function bareNodeRss(): Promise<{ rss: number; file: number | null 
   try {
     await sleep(1_000);
     if (child.pid === undefined) throw new BenchError('bench_measurement', 'bare node: no pid');
-    return { rss: await rssMb(child.pid), file: await rssFileMb(child.pid) };
+    return await rssOf(child.pid);
   } finally {
     child.kill('SIGKILL');
     await exited(child);
