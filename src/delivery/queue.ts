@@ -119,8 +119,12 @@ export class DeliveryQueue {
   }
 
   /**
-   * Adds deliveries in batch jobs (one round trip). Ids already seen are skipped when their batch
-   * claims them, so enqueueing the same delivery again (or while it is in flight) sends nothing.
+   * Adds deliveries in batch jobs. Ids already seen are skipped when their batch claims them, so
+   * enqueueing the same delivery again (or while it is in flight) sends nothing. The first batch
+   * job is added on its own, so a delivery worker can start on it while the rest are encoded and
+   * added (a storm's 5,000 deliveries are 50 batch jobs: the first webhook waited for all of
+   * them): one round trip, two beyond BATCH_SIZE deliveries. A crash in between leaves the rest to
+   * the caller's re-run, as a crash before its commit always did.
    */
   async enqueue(notifications: readonly Notification[]): Promise<void> {
     const unique = [...new Map(notifications.map((n) => [n.id, n])).values()];
@@ -137,7 +141,8 @@ export class DeliveryQueue {
         },
       });
     }
-    await this.batches.addBulk(jobs);
+    await this.batches.addBulk(jobs.slice(0, 1));
+    if (jobs.length > 1) await this.batches.addBulk(jobs.slice(1));
   }
 
   /**

@@ -7,7 +7,7 @@ import type { CycleBatch } from '../pipeline/handoff.js';
 import { openQueue, startWorker } from '../queues.js';
 import { scripts } from '../redis/scripts.js';
 import { toError } from '../errors.js';
-import { BATCH_SIZE, type DeliveryQueue } from '../delivery/queue.js';
+import type { DeliveryQueue } from '../delivery/queue.js';
 import { CLOCK_SKEW_MS } from '../delivery/rules.js';
 import type { Notification } from '../notify/types.js';
 import type { CategoryStore } from './categories.js';
@@ -123,37 +123,6 @@ function addToldClosings(
 }
 
 /**
- * Enqueues a routed cycle's deliveries with its first batch job on its own, so a delivery worker
- * can start on it while the rest are encoded and added (a storm's 5,000 deliveries are 50 batch
- * jobs, one `addBulk`; the first webhook waited for all of them). The batches are the ones one
- * call makes (the split is at a batch boundary), in the same order; a crash in between leaves the
- * rest to the routing job's re-run, as a crash before the commit always did.
- */
-async function enqueueFirstBatchFirst(
-  deliveries: Pick<DeliveryQueue, 'enqueue'>,
-  notifications: readonly Notification[],
-): Promise<void> {
-  if (notifications.length <= BATCH_SIZE) {
-    await deliveries.enqueue(notifications);
-    return;
-  }
-  // The first BATCH_SIZE distinct ids: `enqueue` drops repeated ids before it cuts batches.
-  const seen = new Set<string>();
-  let cut = 0;
-  while (cut < notifications.length) {
-    const id = (notifications[cut] as Notification).id;
-    if (!seen.has(id)) {
-      if (seen.size === BATCH_SIZE) break;
-      seen.add(id);
-    }
-    cut += 1;
-  }
-  await deliveries.enqueue(notifications.slice(0, cut));
-  const rest = notifications.slice(cut).filter((n) => !seen.has(n.id));
-  if (rest.length > 0) await deliveries.enqueue(rest);
-}
-
-/**
  * Routing, one poll cycle at a time: a cycle's transitions (one job) become delivery jobs, one
  * delivery per (transition, subscription, channel) that noise control lets through. The round
  * trips of a routed cycle do not grow with its transitions: category sets and silences (cached),
@@ -211,7 +180,7 @@ export class Router {
 
   async start(): Promise<void> {
     await this.resync();
-    if (this.worker === null) routerStarted(this.options.connection);
+    const first = this.worker === null;
     this.stopping = new AbortController();
     const lockDuration = this.options.lockDurationMs ?? 30_000;
     const worker = startWorker(
@@ -233,6 +202,8 @@ export class Router {
       for (const id of ids) worker.cancelJob(id, 'lock lost');
     });
     this.worker = worker;
+    // Counted once the worker runs: a start that threw leaves hand-offs no router to wait for.
+    if (first) routerStarted(this.options.connection);
   }
 
   /**
@@ -255,7 +226,7 @@ export class Router {
       const notifications = transitions.flatMap((t) =>
         this.routesOf(t).map((r) => eventNotification(t, r, now)),
       );
-      await enqueueFirstBatchFirst(this.options.deliveries, notifications);
+      await this.options.deliveries.enqueue(notifications);
       enqueued?.();
       return notifications.length;
     }
@@ -290,7 +261,7 @@ export class Router {
       silences,
       now,
     });
-    await enqueueFirstBatchFirst(this.options.deliveries, notifications);
+    await this.options.deliveries.enqueue(notifications);
     enqueued?.();
     // Ledger writes wait until the deliveries are enqueued: a routing job retried after a
     // crash must still see "told" and so still send a closing under a silence.
