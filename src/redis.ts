@@ -123,8 +123,6 @@ function outageTracker(redis: RedisClient): {
   };
 }
 
-/** What Redis writes on a connection it refuses for maxclients (then it closes it). */
-const MAXCLIENTS_GREETING = /^-(ERR max number of clients reached)\r\n/;
 /** How long the maxclients probe waits for Redis to speak first. */
 const MAXCLIENTS_PROBE_MS = 500;
 
@@ -141,9 +139,13 @@ function watchMaxclients(redis: Redis): void {
   let attempt: { host: string; port: number; seen: boolean } | null = null;
   let probing = false;
   const refused = (text: string): boolean => {
-    const reply = MAXCLIENTS_GREETING.exec(text)?.[1];
+    // What Redis writes on a connection it refuses for maxclients (then it closes it): an error
+    // reply, which the refusal model reads as it reads any other (src/redis/refusals.ts).
+    const reply = /^-([^\r\n]*)\r\n/.exec(text)?.[1];
     if (reply === undefined) return false;
-    redis.emit('refused', new Error(reply));
+    const err = new Error(reply);
+    if (refusalOf(err) !== 'maxclients') return false;
+    redis.emit('refused', err);
     return true;
   };
   redis.on('connect', () => {
