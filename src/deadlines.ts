@@ -16,14 +16,11 @@ export class Deadlines {
   private readonly pending = new Set<Deadline>();
   private sweeper: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly limitMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly limitMs: number) {}
 
   /** `expire` runs once the limit has passed, unless `delete` came first. */
   add(expire: () => void): Deadline {
-    const entry = { at: this.now() + this.limitMs, expire };
+    const entry = { at: Date.now() + this.limitMs, expire };
     this.pending.add(entry);
     if (this.sweeper === null) {
       this.sweeper = setInterval(
@@ -46,7 +43,7 @@ export class Deadlines {
   }
 
   private sweep(): void {
-    const now = this.now();
+    const now = Date.now();
     for (const entry of this.pending) {
       if (entry.at > now) continue;
       this.pending.delete(entry);

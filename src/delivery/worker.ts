@@ -19,6 +19,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { DelayedError, UnrecoverableError, type Job, type Worker } from 'bullmq';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from 'pino';
 import { StatuswatchError, toError } from '../errors.js';
 import type { Keys, RedisClient } from '../redis.js';
@@ -27,7 +28,6 @@ import { classifyError } from '../notify/classify.js';
 import type { Channel, ChannelRegistry } from './channels.js';
 import { retryDelay } from './backoff.js';
 import { batchOwner } from './ledger.js';
-import pLimit, { type LimitFunction } from 'p-limit';
 import { Deadlines } from '../deadlines.js';
 import { Pacer } from './pacer.js';
 import { ordersOf, orderWaitMs, type Ordered } from './order.js';
