@@ -115,13 +115,12 @@ async function runDaemon(o: RunOptions): Promise<void> {
   const grace = graceMs(process.env.STATUSWATCH_GRACE_MS);
   // The main thread's young generation and the allocator's arenas (src/runtime/reexec.ts): the
   // process re-executes itself with them before anything starts, where Node.js can.
-  reexecWithHeapFlags(
-    daemonPlan({
-      config,
-      ...(o.roles === undefined ? {} : { roles: o.roles }),
-      ...(o.threads === undefined ? {} : { threads: o.threads }),
-    }).plan.main,
-  );
+  const chosen = {
+    ...(o.roles === undefined ? {} : { roles: o.roles }),
+    ...(o.threads === undefined ? {} : { threads: o.threads }),
+  };
+  const planned = daemonPlan({ config, ...chosen });
+  reexecWithHeapFlags(planned.plan.main);
   const secrets = secretValues(config);
   // The App adds the config's secrets (and later ones) to the lines' scrub list.
   const log = createLogger({ pretty: process.stdout.isTTY });
@@ -133,8 +132,8 @@ async function runDaemon(o: RunOptions): Promise<void> {
       log,
       pretty: process.stdout.isTTY,
       ownOutbound: true,
-      ...(o.roles === undefined ? {} : { roles: o.roles }),
-      ...(o.threads === undefined ? {} : { threads: o.threads }),
+      ...chosen,
+      planned,
     });
   } catch (err) {
     if (err instanceof BudgetError) fail(err.message, EXIT_INVALID);

@@ -34,6 +34,8 @@ export interface DaemonOptions {
   deliveryLockMs?: number;
   /** First restart delay of a thread that ended (tests). */
   restartDelayMs?: number;
+  /** `daemonPlan` of these options, when the caller has it already (`run`: for the re-execution). */
+  planned?: ReturnType<typeof daemonPlan>;
 }
 
 /** The usable cores and the thread plan a daemon with these options runs (pure but for the cores). */
@@ -62,7 +64,7 @@ export class Daemon {
     const { config } = o;
     // Before any worker thread: its isolate then grows its heap the same way.
     applyHeapFlags();
-    ({ cores: this.cores, plan: this.plan } = daemonPlan(o));
+    ({ cores: this.cores, plan: this.plan } = o.planned ?? daemonPlan(o));
     const metrics = createMetrics();
     const specs: ThreadSpec[] = [];
     if (this.plan.upstream !== null) {
