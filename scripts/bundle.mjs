@@ -29,7 +29,10 @@ const EXTERNAL = [
   /\.node$/,
 ];
 
-if (readFileSync(join(dir, 'cli.js'), 'utf8').includes('"./bundle-')) {
+// The first line of each entry the bundle writes (after cli.js's hashbang).
+const MARK = '// bundled by scripts/bundle.mjs';
+
+if (readFileSync(join(dir, 'cli.js'), 'utf8').split('\n', 2).includes(MARK)) {
   console.error(
     `${join(dir, 'cli.js')} is already a bundle: compile with tsc first (npm run build)`,
   );
@@ -55,6 +58,7 @@ await bundle.write({
   dir: out,
   format: 'esm',
   entryFileNames: '[name].js',
+  banner: (chunk) => (chunk.isEntry ? MARK : ''),
   chunkFileNames: 'bundle-[name]-[hash].js',
   comments: false,
   // Pure ASCII: V8 keeps a script's source in the heap, and one character beyond Latin-1
@@ -66,4 +70,8 @@ await bundle.close();
 
 for (const name of readdirSync(out)) renameSync(join(out, name), join(dir, name));
 rmSync(out, { recursive: true, force: true });
+// tsc's map of the cli.js the bundle replaced would point a stack trace at the wrong lines.
+rmSync(join(dir, 'cli.js.map'), { force: true });
+// A fresh copy: a script removed from src/redis/scripts must not linger beside the bundle.
+rmSync(join(dir, 'scripts'), { recursive: true, force: true });
 cpSync(join(dir, 'redis', 'scripts'), join(dir, 'scripts'), { recursive: true });

@@ -54,27 +54,32 @@ describe('product build output', () => {
     // scripts/bundle.mjs: V8 keeps a script's source in each isolate's heap, two bytes a
     // character as soon as one character is beyond Latin-1. The console (tagged templates keep
     // their characters) is a chunk of its own that only the thread serving HTTP imports.
+    // Static imports and re-exports of a chunk, bare ones too (`import "./bundle-….js"`).
     const staticImports = (file: string): string[] =>
       [
         ...readFileSync(join(DIST, file), 'utf8').matchAll(
-          /^import [^;]*?from "\.\/(bundle-[^"]+)";/gm,
+          /^(?:import|export)\b[^;]*?"\.\/(bundle-[^"]+)";/gm,
         ),
       ].map((m) => m[1] ?? '');
-    const loaded = new Set<string>();
-    const visit = (file: string): void => {
-      if (loaded.has(file)) return;
-      loaded.add(file);
-      for (const next of staticImports(file)) visit(next);
+    /** `entry` and every chunk it loads statically, directly or not. */
+    const loadedBy = (entry: string): Set<string> => {
+      const loaded = new Set<string>();
+      const visit = (file: string): void => {
+        if (loaded.has(file)) return;
+        loaded.add(file);
+        for (const next of staticImports(file)) visit(next);
+      };
+      visit(entry);
+      return loaded;
     };
-    visit('thread.js');
-    visit('cli.js');
-    expect([...loaded].filter((f) => f.startsWith('bundle-')).length).toBeGreaterThan(0);
+    const byThread = loadedBy('thread.js');
+    const loaded = new Set([...byThread, ...loadedBy('cli.js')]);
+    expect([...byThread].filter((f) => f.startsWith('bundle-')).length).toBeGreaterThan(0);
     for (const file of loaded) {
       const ascii = readFileSync(join(DIST, file)).every((byte) => byte < 0x80);
       expect(ascii, `${file} has non-ASCII bytes`).toBe(true);
     }
-    const threadChunks = [...loaded].filter((f) => staticImports('thread.js').includes(f));
-    for (const file of threadChunks) {
+    for (const file of byThread) {
       expect(readFileSync(join(DIST, file), 'utf8'), `${file} holds the console`).not.toMatch(
         /function createAppConsole\b/,
       );
