@@ -1,4 +1,4 @@
-import { metricsOf, okPolls, type Daemon } from './process.js';
+import { okPollTotals, type Daemon } from './process.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -9,11 +9,7 @@ import { waitFor } from './wait.js';
  */
 export async function baselined(...daemons: Daemon[]): Promise<void> {
   await waitFor(
-    async () => {
-      const texts = await Promise.all(daemons.map((d) => metricsOf(d)));
-      const ok = (kind: string): number => texts.reduce((n, t) => n + okPolls(t, kind), 0);
-      return ok('status') >= 1 && ok('incidents') >= 1;
-    },
+    async () => (await okPollTotals(daemons, ['status', 'incidents'])).every((n) => n >= 1),
     { timeoutMs: 10_000, intervalMs: 100, what: 'baseline polls' },
   );
 }

@@ -210,6 +210,18 @@ export const okPolls = (metricsText: string, kind: string): number =>
   metricValue(metricsText, 'statuswatch_polls_total', { kind, outcome: 'ok' });
 
 /**
+ * Successful polls of each of `kinds` between the replicas `daemons` (polls are jobs any replica
+ * may take); a replica that does not answer /metrics counts none.
+ */
+export async function okPollTotals(
+  daemons: readonly Daemon[],
+  kinds: readonly string[],
+): Promise<number[]> {
+  const texts = await Promise.all(daemons.map((d) => metricsOf(d).catch(() => '')));
+  return kinds.map((kind) => texts.reduce((sum, text) => sum + okPolls(text, kind), 0));
+}
+
+/**
  * Waits until the replicas `ds` have completed `n` more successful polls of each of `kinds`
  * between them. Polls are jobs any replica may take, so with several replicas running, one of
  * them alone may see none; a replica that does not answer /metrics counts as no progress.
@@ -223,10 +235,7 @@ export async function morePolls(
   }: { kinds?: string[]; timeoutMs?: number } = {},
 ): Promise<void> {
   const daemons: readonly Daemon[] = 'url' in ds ? [ds] : ds;
-  const totals = async (): Promise<number[]> => {
-    const texts = await Promise.all(daemons.map((d) => metricsOf(d).catch(() => '')));
-    return kinds.map((kind) => texts.reduce((sum, text) => sum + okPolls(text, kind), 0));
-  };
+  const totals = (): Promise<number[]> => okPollTotals(daemons, kinds);
   const start = await totals();
   await waitFor(async () => (await totals()).every((total, i) => total >= (start[i] ?? 0) + n), {
     timeoutMs,
