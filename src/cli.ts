@@ -15,15 +15,11 @@ import { Daemon, daemonPlan } from './runtime/daemon.js';
 import { reexecWithHeapFlags } from './runtime/reexec.js';
 import { parseRoles } from './runtime/config.js';
 import type { Role } from './runtime/plan.js';
-import {
-  MAX_SERVICES,
-  WORDINGS,
-  createSimulator,
-  loadScenario,
-  type Wording,
-} from './sim/index.js';
+// The simulator and the demo (with its SMTP and Slack sinks: smtp-server, mailparser) are imported
+// by their commands only: `run` does not load them (every byte of code is heap in the process).
+import { MAX_SERVICES } from './sim/catalog.js';
+import { WORDINGS, type Wording } from './sim/wording.js';
 import { checkConfigReport } from './commands/check-config.js';
-import { runDemo } from './commands/demo.js';
 import { registerSilenceCommands } from './commands/silence.js';
 import { registerSubscriptionCommands } from './commands/subscription.js';
 import { registerChannelCommands } from './commands/channel.js';
@@ -235,6 +231,7 @@ async function simulate(o: {
       { scopes: ['sla:read', 'scores:read', 'rankings:read', 'analytics:read'] },
     ]),
   );
+  const { createSimulator, loadScenario } = await import('./sim/index.js');
   const sim = createSimulator({
     services: o.services,
     seed: o.seed,
@@ -395,6 +392,7 @@ function buildProgram(): Command {
     .option('--duration <seconds>', 'how long to run', intOption('--duration', 10, 3600), 90)
     .option('--verbose', 'also print the daemon log')
     .action(async (o: { duration: number; verbose?: boolean }) => {
+      const { runDemo } = await import('./commands/demo.js');
       const code = await runDemo({ durationMs: o.duration * 1000, verbose: o.verbose === true });
       process.exit(code);
     });

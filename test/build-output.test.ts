@@ -84,6 +84,13 @@ describe('product build output', () => {
         /function createAppConsole\b/,
       );
     }
+    // `run` (what the image runs) loads neither the demo (its SMTP sink: smtp-server, mailparser)
+    // nor the simulator: they are imported by their commands.
+    for (const file of loadedBy('cli.js')) {
+      const text = readFileSync(join(DIST, file), 'utf8');
+      expect(text, `${file} holds the demo's SMTP sink`).not.toMatch(/\bvar SMTPServer\b/);
+      expect(text, `${file} holds the simulator`).not.toMatch(/function createSimulator\b/);
+    }
     expect(
       existsSync(join(DIST, 'scripts', 'snapshot-load.lua')),
       'the Lua scripts beside the bundle',
