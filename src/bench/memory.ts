@@ -13,6 +13,10 @@
  * Each size is measured twice: as the image runs it (threads auto), and with `--threads 1` (every
  * stage in the main thread, as before the worker threads) for comparison. Both are judged against
  * the target: it holds however the daemon is started.
+ *
+ * For a quicker look at one figure: STATUSWATCH_BENCH_SERVICES (`20000`, `100000` or both,
+ * comma-separated) picks the sizes, STATUSWATCH_BENCH_THREADS (as for the storm: `auto`, `1`,
+ * `auto,1`) the daemons.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +32,8 @@ import { BenchError } from './errors.js';
 import {
   REDIS_URL,
   benchConfigYaml,
+  benchThreadSettings,
+  daemonNodeArgs,
   fmt,
   median,
   metricSum,
@@ -258,10 +264,41 @@ export interface MemoryVariant {
   threads?: number;
 }
 
+const AS_THE_IMAGE: MemoryVariant = {
+  label: 'node dist-bench/cli.js run (as the image runs it, threads auto)',
+};
 export const MEMORY_VARIANTS: readonly MemoryVariant[] = [
-  { label: 'node dist-bench/cli.js run (as the image runs it, threads auto)' },
+  AS_THE_IMAGE,
   { label: 'node dist-bench/cli.js run --threads 1 (one thread, for comparison)', threads: 1 },
 ];
+
+/** The daemons to measure: MEMORY_VARIANTS, or the STATUSWATCH_BENCH_THREADS values' (auto: none). */
+export function memoryVariants(
+  value = process.env['STATUSWATCH_BENCH_THREADS'],
+): readonly MemoryVariant[] {
+  if (value === undefined || value.trim() === '') return MEMORY_VARIANTS;
+  return benchThreadSettings(value).map((v) =>
+    v === null || v === 'auto'
+      ? AS_THE_IMAGE
+      : { label: `node dist-bench/cli.js run --threads ${v}`, threads: Number(v) },
+  );
+}
+
+/** The sizes to measure: MEMORY_SIZES, or those STATUSWATCH_BENCH_SERVICES names. */
+export function memorySizes(
+  value = process.env['STATUSWATCH_BENCH_SERVICES'],
+): readonly MemorySize[] {
+  if (value === undefined || value.trim() === '') return MEMORY_SIZES;
+  return value.split(',').map((raw) => {
+    const size = MEMORY_SIZES.find((s) => String(s.services) === raw.trim());
+    if (size === undefined)
+      throw new BenchError(
+        'bench_usage',
+        `STATUSWATCH_BENCH_SERVICES: expected ${MEMORY_SIZES.map((s) => String(s.services)).join(' or ')}, comma-separated (got "${raw.trim()}")`,
+      );
+    return size;
+  });
+}
 
 interface DaemonRun {
   variant: MemoryVariant;
@@ -295,7 +332,7 @@ async function measureDaemon(
     sim,
     sink,
     label,
-    nodeFlags: SHIPPED_FLAGS,
+    nodeFlags: daemonNodeArgs(),
     pollMs: MEMORY_POLL_MS,
     ...(variant.threads === undefined ? {} : { threads: variant.threads }),
     premium: { key, pollMs: MEMORY_PREMIUM_POLL_MS },
@@ -355,7 +392,7 @@ async function measureDaemon(
 
 export async function runMemoryBench(
   progress: (line: string) => void,
-  sizes: readonly MemorySize[] = MEMORY_SIZES,
+  sizes: readonly MemorySize[] = memorySizes(),
 ): Promise<SectionResult> {
   progress('memory: bare Node.js baseline');
   const { rss: bare, file: bareFile } = await bareNodeRss();
@@ -373,7 +410,7 @@ export async function runMemoryBench(
       const sink = await startChild(['sink']);
       try {
         changed = await sim.request({ op: 'prepare', kind: 'status', fraction: 0.01 });
-        for (const [i, variant] of MEMORY_VARIANTS.entries()) {
+        for (const [i, variant] of memoryVariants().entries()) {
           runs.push(
             await measureDaemon(
               sim,

@@ -38,8 +38,9 @@ import { BenchError } from './errors.js';
 import { RssSampler } from './memory.js';
 import {
   REDIS_URL,
-  SHIPPED_FLAGS,
   ServerCommandCounter,
+  benchThreadSettings,
+  daemonNodeArgs,
   benchConfigYaml,
   fmt,
   median,
@@ -81,39 +82,6 @@ const AM_INSTALL_HINT = 'apt-get install prometheus-alertmanager';
 const execFileAsync = promisify(execFile);
 
 // ---- processes -----------------------------------------------------------------------------
-
-/**
- * Node.js flags for the daemon process: SHIPPED_FLAGS (as the image runs it) unless
- * STATUSWATCH_BENCH_PLAIN_NODE=1, then STATUSWATCH_BENCH_DAEMON_ARGS (space-separated).
- */
-function daemonNodeArgs(): string[] {
-  const shipped = process.env['STATUSWATCH_BENCH_PLAIN_NODE'] === '1' ? [] : SHIPPED_FLAGS;
-  const extra = (process.env['STATUSWATCH_BENCH_DAEMON_ARGS'] ?? '').split(/\s+/);
-  return [...shipped, ...extra.filter((a) => a !== '')];
-}
-
-/**
- * The `--threads` values to measure the daemon with, from STATUSWATCH_BENCH_THREADS (`auto`, `1`
- * .. `64`, comma-separated); unset: one run with no `--threads` (the config default, auto, as the
- * image runs it), shown as null.
- */
-export function stormThreadSettings(
-  value = process.env['STATUSWATCH_BENCH_THREADS'],
-): (string | null)[] {
-  if (value === undefined || value.trim() === '') return [null];
-  const out: string[] = [];
-  for (const raw of value.split(',')) {
-    const v = raw.trim();
-    const n = Number(v);
-    if (v !== 'auto' && !(Number.isInteger(n) && n >= 1 && n <= 64))
-      throw new BenchError(
-        'bench_usage',
-        `STATUSWATCH_BENCH_THREADS: expected auto or 1..64, comma-separated (got "${v}")`,
-      );
-    if (!out.includes(v)) out.push(v);
-  }
-  return out;
-}
 
 /** The last few KB a process wrote, for the message when it dies. */
 class Tail {
@@ -1040,7 +1008,7 @@ function busyRows(name: string, busy: ThreadBusy | null): string[][] {
 
 export async function runStormBench(progress: (line: string) => void): Promise<SectionResult> {
   const skipped = `Alertmanager comparison skipped: no Alertmanager binary found (install it with \`${AM_INSTALL_HINT}\`, or set ALERTMANAGER_BIN)`;
-  const settings = stormThreadSettings();
+  const settings = benchThreadSettings();
   const runs: SystemFigures[] = [];
   for (const threads of settings) runs.push(await measureStatuswatch(progress, threads));
   const bin = await findAlertmanager();

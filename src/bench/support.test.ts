@@ -22,8 +22,8 @@ import {
   SHIPPED_FLAGS,
   threadBusySeconds,
   threadHeaps,
+  benchThreadSettings,
 } from './support.js';
-import { stormThreadSettings } from './storm.js';
 
 describe('median and percentile', () => {
   it.each([
@@ -273,13 +273,13 @@ describe('metrics text', () => {
   });
 });
 
-describe('stormThreadSettings', () => {
+describe('benchThreadSettings', () => {
   it('runs the daemon as the image does when unset, else once per value', () => {
-    expect(stormThreadSettings(undefined)).toEqual([null]);
-    expect(stormThreadSettings(' ')).toEqual([null]);
-    expect(stormThreadSettings('auto, 1,auto')).toEqual(['auto', '1']);
-    expect(() => stormThreadSettings('0')).toThrow(BenchError);
-    expect(() => stormThreadSettings('many')).toThrow(/STATUSWATCH_BENCH_THREADS/);
+    expect(benchThreadSettings(undefined)).toEqual([null]);
+    expect(benchThreadSettings(' ')).toEqual([null]);
+    expect(benchThreadSettings('auto, 1,auto')).toEqual(['auto', '1']);
+    expect(() => benchThreadSettings('0')).toThrow(BenchError);
+    expect(() => benchThreadSettings('many')).toThrow(/STATUSWATCH_BENCH_THREADS/);
   });
 });
 

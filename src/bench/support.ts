@@ -378,3 +378,36 @@ export async function scrapeMetrics(port: number, timeoutMs = 10_000): Promise<s
  * benches that judge the daemon (memory, soak, storm) run it so.
  */
 export const SHIPPED_FLAGS: readonly string[] = [];
+
+/**
+ * The `--threads` values to measure the daemon with, from STATUSWATCH_BENCH_THREADS (`auto`, `1`
+ * .. `64`, comma-separated); unset: one run with no `--threads` (the config default, auto, as the
+ * image runs it), shown as null.
+ */
+export function benchThreadSettings(
+  value = process.env['STATUSWATCH_BENCH_THREADS'],
+): (string | null)[] {
+  if (value === undefined || value.trim() === '') return [null];
+  const out: string[] = [];
+  for (const raw of value.split(',')) {
+    const v = raw.trim();
+    const n = Number(v);
+    if (v !== 'auto' && !(Number.isInteger(n) && n >= 1 && n <= 64))
+      throw new BenchError(
+        'bench_usage',
+        `STATUSWATCH_BENCH_THREADS: expected auto or 1..64, comma-separated (got "${v}")`,
+      );
+    if (!out.includes(v)) out.push(v);
+  }
+  return out;
+}
+
+/**
+ * Node.js flags for the daemon process: SHIPPED_FLAGS (as the image runs it) unless
+ * STATUSWATCH_BENCH_PLAIN_NODE=1, then STATUSWATCH_BENCH_DAEMON_ARGS (space-separated).
+ */
+export function daemonNodeArgs(): string[] {
+  const shipped = process.env['STATUSWATCH_BENCH_PLAIN_NODE'] === '1' ? [] : SHIPPED_FLAGS;
+  const extra = (process.env['STATUSWATCH_BENCH_DAEMON_ARGS'] ?? '').split(/\s+/);
+  return [...shipped, ...extra.filter((a) => a !== '')];
+}
