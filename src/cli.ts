@@ -288,7 +288,7 @@ function buildProgram(): Command {
     )
     .option(
       '--threads <count>',
-      'threads: auto (the usable cores, 2 to 8) or 1 to 64; 1 runs everything in one thread (overrides daemon.threads)',
+      'threads: auto (one thread, and spare delivery threads on the other usable cores while deliveries pile up; 8 at most) or 1 to 64 running all the time; 1 runs everything in one thread (overrides daemon.threads)',
       (text: string) => {
         if (text === 'auto') return 'auto' as const;
         const n = Number(text);

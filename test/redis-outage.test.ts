@@ -75,6 +75,8 @@ async function world(): Promise<World> {
   const file = await writeConfig(tmp.dir, {
     upstream: { baseUrl: simUrl, requestsPerMinute: 600, timeoutMs: 5000 },
     redis: { url: redis.url, prefix: 'outage' },
+    // Two threads running all the time (the upstream thread and the main one), whatever the cores.
+    daemon: { threads: 2 },
     poll: { status: '1s', incidents: '1s' },
     server: { port: 0 },
     channels: {
@@ -154,7 +156,7 @@ function linesBetween(
 
 /**
  * Every line is a pino JSON line; their events, a worker thread's as `event@thread` (the daemon
- * runs two threads here, `threads: auto` on two cores: each has its own Redis connections and
+ * runs two threads here, `threads: 2`: each has its own Redis connections and
  * says once that they went down and came back).
  */
 function eventsOf(lines: readonly string[]): string[] {

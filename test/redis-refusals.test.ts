@@ -79,6 +79,8 @@ async function configFile(o: {
   return writeConfig(tmp.dir, {
     upstream: { baseUrl: o.simUrl, requestsPerMinute: 600, timeoutMs: 5000 },
     redis: { url: `redis://${USER}:${PASSWORD}@127.0.0.1:${o.server.port}`, prefix: 'refusals' },
+    // Two threads running all the time (the upstream thread and the main one), whatever the cores.
+    daemon: { threads: 2 },
     poll: { status: '1s', incidents: '1s' },
     server: { port: 0 },
     channels: {
@@ -310,7 +312,7 @@ async function refusalCase(o: {
   expect(deliveredAfterMs).toBeLessThan(POLL_MS + (o.deliveryBoundMs ?? 10_000));
   expect(refusals, 'counted in statuswatch_redis_refusals_total').toBeGreaterThan(0);
   expect(cpuShare, 'no spinning').toBeLessThan(0.3);
-  // Per thread (the daemon runs two here, `threads: auto` on two cores, each with its own
+  // Per thread (the daemon runs two here, `threads: 2`, each with its own
   // connections and its own episodes): one line when it starts, one when it ends, readiness
   // each way, the delivery, and a few warnings of jobs whose locks or schedules Redis refused.
   const byThread = new Map<string, typeof lines>();

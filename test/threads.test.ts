@@ -9,6 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/log.js';
 import { createMetrics } from '../src/server/metrics.js';
 import { ThreadSupervisor } from '../src/runtime/supervisor.js';
+import { SpareThreads } from '../src/runtime/spares.js';
+import { Handoff } from '../src/pipeline/handoff.js';
+import { AggregatorRegistry } from 'prom-client';
 import type { Notification } from '../src/notify/types.js';
 import {
   deliveryHarness,
@@ -28,11 +31,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-function deliveries(count: number): Notification[] {
+function deliveries(count: number, tag = 'thread'): Notification[] {
   return Array.from({ length: count }, (_, i) => {
     const t = transition('incident.opened', {
-      id: `tthread${String(i).padStart(4, '0')}0123456789`,
-      subject: `incident:thread-${String(i)}`,
+      id: `t${tag}${String(i).padStart(4, '0')}0123456789`,
+      subject: `incident:${tag}-${String(i)}`,
     });
     return notification([t], {
       id: `${t.id}:payments:hook`,
@@ -128,4 +131,132 @@ describe('worker threads', () => {
     expect(sends.filter((id) => id === held)).toHaveLength(2);
     expect(await threads.readiness()).toEqual({ 'deliver-1': { ready: true } });
   }, 60_000);
+
+  it('spare delivery threads start when batches pile up, deliver each one once, end when the queue stays empty, and keep their counts in /metrics', async () => {
+    expect(existsSync(fileURLToPath(ENTRY)), 'run "npm run build" first').toBe(true);
+    const h = await harness();
+    const rx = await startReceiver(() => ({ status: 200 }), '/hooks/statuswatch');
+    cleanups.push(() => rx.close());
+    const threads = new ThreadSupervisor({
+      entry: ENTRY,
+      specs: [
+        { name: 'deliver-1', roles: ['deliver'], spare: true },
+        { name: 'deliver-2', roles: ['deliver'], spare: true },
+      ],
+      configFile: await configFile(h.tr.prefix, rx),
+      pretty: false,
+      logLevel: 'silent',
+      log: silentLogger(),
+      metrics: createMetrics(),
+    });
+    cleanups.push(() => threads.stop());
+    const seen: string[] = [];
+    const spares = new SpareThreads({
+      backlog: () => h.queue.batches.getWaitingCount(),
+      start: () => {
+        seen.push('start');
+        threads.startSpares();
+      },
+      stop: () => {
+        seen.push('stop');
+        threads.endSpares();
+      },
+      log: silentLogger(),
+      limits: { startBatches: 3, idleMs: 1_000 },
+      checkMs: 50,
+    });
+    cleanups.push(async () => {
+      spares.close();
+      await Promise.resolve();
+    });
+    threads.start();
+    spares.run();
+    // Nothing waits: no thread runs (a daemon at rest is its main thread alone).
+    expect(await threads.readiness()).toEqual({});
+    expect(threads.sparesRunning).toEqual([]);
+
+    // 20 batch jobs of 100 and nobody else to take them: the spares start and send them all.
+    const batch = deliveries(2_000, 'spare');
+    await h.queue.enqueue(batch);
+    await waitFor(() => threads.sparesRunning.length === 2, {
+      timeoutMs: 5_000,
+      what: 'the spares to be started',
+    });
+    const ids = new Set(batch.map((n) => n.id));
+    await waitFor(() => new Set(rx.received.map(webhookIdOf)).size === ids.size, {
+      timeoutMs: 30_000,
+      what: `every delivery sent (have ${String(rx.received.length)})`,
+    });
+    const sent = rx.received.map(webhookIdOf);
+    expect(sent.filter((id) => id === undefined || !ids.has(id))).toEqual([]);
+    expect(sent, 'each delivery sent once').toHaveLength(ids.size);
+
+    // The queue stays empty: they end, and what they counted stays in the merged metrics.
+    await waitFor(() => threads.sparesRunning.length === 0 && seen.join() === 'start,stop', {
+      timeoutMs: 10_000,
+      what: 'the spares to be ended',
+    });
+    await waitFor(async () => (await threads.metrics()).length === 1, {
+      timeoutMs: 10_000,
+      what: 'both spares to have ended and handed their counters over',
+    });
+    expect(await threads.readiness()).toEqual({});
+    const merged = await AggregatorRegistry.aggregate(await threads.metrics()).metrics();
+    expect(merged).toContain(
+      'statuswatch_deliveries_total{channel_type="webhook",outcome="sent",reason=""} 2000',
+    );
+    expect(merged).not.toContain('statuswatch_thread_heap_bytes');
+
+    // Deliveries pile up again: the spares start again, and the counts go on from 2,000.
+    const more = deliveries(500, 'again');
+    await h.queue.enqueue(more);
+    await waitFor(() => rx.received.length === 2_500, {
+      timeoutMs: 30_000,
+      what: `the second wave sent (have ${String(rx.received.length)})`,
+    });
+    await waitFor(() => seen.join() === 'start,stop,start,stop', {
+      timeoutMs: 10_000,
+      what: 'the spares to be started and ended again',
+    });
+    await waitFor(async () => (await threads.metrics()).length === 1, {
+      timeoutMs: 10_000,
+      what: 'the second wave handed over',
+    });
+    expect(await AggregatorRegistry.aggregate(await threads.metrics()).metrics()).toContain(
+      'statuswatch_deliveries_total{channel_type="webhook",outcome="sent",reason=""} 2500',
+    );
+    expect(new Set(rx.received.map(webhookIdOf)).size).toBe(2_500);
+  }, 90_000);
+
+  it('a cycle handed off with enough transitions starts the spares at once, before it is routed; a smaller one does not', async () => {
+    const h = await harness();
+    const handoff = new Handoff(h.tr.redis, h.tr.keys);
+    cleanups.push(() => handoff.close());
+    const seen: string[] = [];
+    const spares = new SpareThreads({
+      // The backlog is never read here (no run()): the hint alone starts them.
+      backlog: () => Promise.resolve(0),
+      start: () => seen.push('start'),
+      stop: () => seen.push('stop'),
+      log: silentLogger(),
+    });
+    handoff.whenLarge(3, (count) => {
+      spares.expect(count);
+    });
+    const cycle = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) =>
+        transition('incident.opened', {
+          id: `t${tag}${String(i).padStart(4, '0')}0123456789`,
+          subject: `incident:${tag}-${String(i)}`,
+        }),
+      );
+    await handoff.enqueue(cycle(2, 'small'));
+    expect(seen).toEqual([]);
+    await handoff.enqueue(cycle(3, 'large'));
+    expect(seen).toEqual(['start']);
+    // Already started: not again.
+    await handoff.enqueue(cycle(5, 'larger'));
+    expect(seen).toEqual(['start']);
+    expect(await handoff.queue.getWaitingCount()).toBe(3);
+  }, 30_000);
 });

@@ -51,9 +51,22 @@ export class Handoff {
     );
   }
 
+  private large: { size: number; notify: (count: number) => void } | null = null;
+
+  /**
+   * Calls `notify` as a cycle of at least `size` transitions is handed off, before it is added:
+   * its deliveries are still to be routed (the spare delivery threads start meanwhile,
+   * src/runtime/spares.ts).
+   */
+  whenLarge(size: number, notify: (count: number) => void): void {
+    this.large = { size, notify };
+  }
+
   /** Hands a cycle off; its job id, null when it has no transitions (nothing added). */
   async enqueue(transitions: readonly Transition[]): Promise<string | null> {
     if (transitions.length === 0) return null;
+    if (this.large !== null && transitions.length >= this.large.size)
+      this.large.notify(transitions.length);
     const jobId = cycleJobId(transitions);
     const expected = expectRouting(this.connection, jobId);
     try {

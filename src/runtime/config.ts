@@ -11,8 +11,10 @@ export const roleSchema = z.enum(ROLES, {
 
 /**
  * `daemon`: how one `statuswatch run` uses its cores (src/runtime/plan.ts).
- * - `threads`: `auto` (the usable cores: `os.availableParallelism()` bounded by the cgroup CPU
- *   quota, at least 2 and at most 8) or a count from 1 (one thread, every stage in it) to 64.
+ * - `threads`: `auto` (one thread, and a spare delivery thread on each further usable core,
+ *   `os.availableParallelism()` bounded by the cgroup CPU quota, 8 threads at most, while
+ *   deliveries pile up) or a count from 1 (one thread, every stage in it) to 64, running all the
+ *   time.
  * - `roles`: the stages this process runs (`poll`, `route`, `deliver`; all by default). A Helm
  *   install can run delivery in a Deployment of its own (`--role deliver`).
  */

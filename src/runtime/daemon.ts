@@ -11,7 +11,12 @@ import { createMetrics } from '../server/metrics.js';
 import { usableCores } from './cores.js';
 import { planThreads, type Role, type ThreadPlan } from './plan.js';
 import { ThreadSupervisor, type ThreadSpec } from './supervisor.js';
-import { UPSTREAM_YOUNG_GENERATION_MB, applyHeapFlags } from './heap.js';
+import {
+  DELIVERY_YOUNG_GENERATION_MB,
+  UPSTREAM_YOUNG_GENERATION_MB,
+  applyHeapFlags,
+} from './heap.js';
+import { SPARE_START_TRANSITIONS, SpareThreads, type SpareLimits } from './spares.js';
 
 export interface DaemonOptions {
   /** The config file (worker threads load it themselves) and its validated content. */
@@ -36,6 +41,8 @@ export interface DaemonOptions {
   restartDelayMs?: number;
   /** `daemonPlan` of these options, when the caller has it already (`run`: for the re-execution). */
   planned?: ReturnType<typeof daemonPlan>;
+  /** When the spare delivery threads start and end, and how often the backlog is read (tests). */
+  spares?: Partial<SpareLimits> & { checkMs?: number };
 }
 
 /** The usable cores and the thread plan a daemon with these options runs (pure but for the cores). */
@@ -58,6 +65,8 @@ export class Daemon {
   readonly plan: ThreadPlan;
   /** The worker threads; null when the plan runs everything in the main thread. */
   readonly threads: ThreadSupervisor | null;
+  /** Starts and ends the spare delivery threads; null when the plan has none. */
+  private readonly spares: SpareThreads | null;
   private readonly cores: ReturnType<typeof usableCores>;
 
   constructor(private readonly o: DaemonOptions) {
@@ -76,6 +85,15 @@ export class Daemon {
     }
     for (let i = 1; i <= this.plan.delivery; i++)
       specs.push({ name: `deliver-${String(i)}`, roles: ['deliver'] });
+    // The main thread polls (2 MB semi-spaces for the whole process: src/runtime/reexec.ts); the
+    // spares get the young generation of a thread that only delivers.
+    for (let i = 1; i <= this.plan.spare; i++)
+      specs.push({
+        name: `deliver-${String(this.plan.delivery + i)}`,
+        roles: ['deliver'],
+        spare: true,
+        resourceLimits: { maxYoungGenerationSizeMb: DELIVERY_YOUNG_GENERATION_MB },
+      });
     this.threads =
       specs.length === 0
         ? null
@@ -101,6 +119,27 @@ export class Daemon {
         ? {}
         : { peers: { readiness: () => threads.readiness(), metrics: () => threads.metrics() } }),
     });
+    const batches = this.app.deliveries.batches;
+    this.spares =
+      threads === null || this.plan.spare === 0
+        ? null
+        : new SpareThreads({
+            backlog: () => batches.getWaitingCount(),
+            start: () => {
+              threads.startSpares();
+            },
+            stop: () => {
+              threads.endSpares();
+            },
+            log: o.log,
+            ...(o.spares === undefined ? {} : { limits: o.spares }),
+            ...(o.spares?.checkMs === undefined ? {} : { checkMs: o.spares.checkMs }),
+          });
+    const spares = this.spares;
+    if (spares !== null && this.plan.main.includes('poll'))
+      this.app.handoff.whenLarge(SPARE_START_TRANSITIONS, (count) => {
+        spares.expect(count);
+      });
   }
 
   /** Starts the main thread's App (its ops server first) and the worker threads beside it. */
@@ -114,15 +153,20 @@ export class Daemon {
         cpuQuota: quota,
         main: this.plan.main,
         threads: this.threads?.names ?? [],
+        spares: this.plan.spare,
       },
-      `${String(this.plan.total)} thread(s) on ${String(cores)} usable core(s): main runs ${this.plan.main.join(', ') || 'the ops server only'}${this.threads === null ? '' : `; ${this.threads.names.join(', ')}`}`,
+      this.plan.spare > 0
+        ? `1 thread on ${String(cores)} usable core(s), up to ${String(this.plan.spare)} more while deliveries pile up: main runs ${this.plan.main.join(', ')}`
+        : `${String(this.plan.total)} thread(s) on ${String(cores)} usable core(s): main runs ${this.plan.main.join(', ') || 'the ops server only'}${this.threads === null ? '' : `; ${this.threads.names.join(', ')}`}`,
     );
     this.threads?.start();
     await this.app.start();
+    this.spares?.run();
   }
 
   /** Drains every thread and the main App together (each within the caller's grace period). */
   async stop(): Promise<void> {
+    this.spares?.close();
     const results = await Promise.allSettled([this.threads?.stop(), this.app.stop()]);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed !== undefined) throw failed.reason;

@@ -22,6 +22,9 @@ export const UPSTREAM_SEMI_SPACE_MB = UPSTREAM_YOUNG_GENERATION_MB / 3;
  */
 export const DELIVERY_SEMI_SPACE_MB = 8;
 
+/** The same as a worker thread's young generation (three semi-spaces): the spare delivery threads'. */
+export const DELIVERY_YOUNG_GENERATION_MB = DELIVERY_SEMI_SPACE_MB * 3;
+
 /**
  * V8 flags the daemon sets for itself, for every thread, unless the command line gives them: the
  * heap grows by 10% at a time, so each poll's garbage does not pile up (docs/performance.md). A

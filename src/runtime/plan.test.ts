@@ -12,28 +12,53 @@ import {
 const ALL: Role[] = ['poll', 'route', 'deliver'];
 
 describe('planThreads', () => {
-  it('auto on 2 cores: the upstream thread polls, routes and delivers, the main thread delivers', () => {
+  it('auto on 2 cores: the main thread runs every role, one spare delivery thread for storms', () => {
     expect(planThreads({ threads: 'auto', roles: ALL, cores: 2 })).toEqual({
-      main: ['deliver'],
-      upstream: ['poll', 'route', 'deliver'],
+      main: ALL,
+      upstream: null,
       delivery: 0,
+      spare: 1,
       total: 2,
     });
   });
 
-  it('auto on 1 core still gives the upstream thread its own heap (two threads)', () => {
-    expect(planThreads({ threads: 'auto', roles: ALL, cores: 1 }).total).toBe(2);
+  it('auto on 1 core is one thread, as threads: 1', () => {
+    expect(planThreads({ threads: 'auto', roles: ALL, cores: 1 })).toEqual(
+      planThreads({ threads: 1, roles: ALL, cores: 1 }),
+    );
   });
 
-  it('auto on 4 cores adds two delivery threads; on 64 it stops at 8 threads', () => {
+  it('auto on 4 cores has three spares; on 64 it stops at 8 threads; without deliver none', () => {
     expect(planThreads({ threads: 'auto', roles: ALL, cores: 4 })).toMatchObject({
-      upstream: ['poll', 'route', 'deliver'],
-      delivery: 2,
+      main: ALL,
+      spare: 3,
       total: 4,
     });
     expect(planThreads({ threads: 'auto', roles: ALL, cores: 64 })).toMatchObject({
-      delivery: 6,
+      spare: 7,
       total: 8,
+    });
+    expect(planThreads({ threads: 'auto', roles: ['poll', 'route'], cores: 4 })).toEqual({
+      main: ['poll', 'route'],
+      upstream: null,
+      delivery: 0,
+      spare: 0,
+      total: 1,
+    });
+  });
+
+  it('an explicit count keeps its threads running: the upstream thread, the main one, delivery threads', () => {
+    expect(planThreads({ threads: 2, roles: ALL, cores: 8 })).toEqual({
+      main: ['deliver'],
+      upstream: ['poll', 'route', 'deliver'],
+      delivery: 0,
+      spare: 0,
+      total: 2,
+    });
+    expect(planThreads({ threads: 4, roles: ALL, cores: 2 })).toMatchObject({
+      delivery: 2,
+      spare: 0,
+      total: 4,
     });
   });
 
@@ -42,6 +67,7 @@ describe('planThreads', () => {
       main: ALL,
       upstream: null,
       delivery: 0,
+      spare: 0,
       total: 1,
     });
   });
@@ -51,6 +77,7 @@ describe('planThreads', () => {
       main: ['deliver'],
       upstream: null,
       delivery: 2,
+      spare: 0,
       total: 3,
     });
   });
@@ -60,12 +87,13 @@ describe('planThreads', () => {
       main: [],
       upstream: ['poll', 'route'],
       delivery: 0,
+      spare: 0,
       total: 2,
     });
   });
 
-  it('autoThreads is bounded below by 2 and above by 8', () => {
-    expect([1, 2, 3, 8, 9, 128].map(autoThreads)).toEqual([2, 2, 3, 8, 8, 8]);
+  it('autoThreads is bounded below by 1 and above by 8', () => {
+    expect([1, 2, 3, 8, 9, 128].map(autoThreads)).toEqual([1, 2, 3, 8, 8, 8]);
   });
 });
 

@@ -7,11 +7,19 @@
  * stages as a replica does: BullMQ queues, leases and compare-and-set in Redis keep threads apart
  * exactly as they keep replicas apart, so no guarantee depends on which thread runs what.
  *
- * The plan: the poll and route roles share one thread of their own (the upstream thread), whose
- * isolate gets a small young generation (memory at 20,000 services), and which delivers as well
- * when the process delivers (its core is free once a storm is routed); the main thread delivers
- * (with a larger one, sized for speed: src/runtime/reexec.ts) and serves HTTP; further delivery threads take the
- * remaining cores. One thread (`threads: 1`) runs every role in the main thread, as before.
+ * `threads: auto` (the default): the main thread runs every role of the process, as one thread
+ * would, and the other usable cores get spare delivery threads that start only when deliveries
+ * pile up (a storm) and end once the queue has been empty a while (src/runtime/spares.ts). Each
+ * thread is a V8 isolate that loads the program again (about 60 MB of RSS): a daemon at rest
+ * runs one, a storm gets every core (docs/architecture.md, "Threads and roles").
+ *
+ * An explicit count (`threads: 2` to 64) keeps that many threads running all the time: the poll
+ * and route roles share one thread of their own (the upstream thread), whose isolate gets a small
+ * young generation (memory at 20,000 services), and which delivers as well when the process
+ * delivers (its core is free once a storm is routed); the main thread delivers (with a larger
+ * one, sized for speed: src/runtime/reexec.ts) and serves HTTP; further delivery threads take
+ * the remaining cores. One thread (`threads: 1`, or `auto` on one core) runs every role in the
+ * main thread, as before.
  */
 
 export const ROLES = ['poll', 'route', 'deliver'] as const;
@@ -20,17 +28,16 @@ export type Role = (typeof ROLES)[number];
 /** The most threads `auto` gives, whatever the node's size: memory must not grow with it. */
 export const MAX_AUTO_THREADS = 8;
 
-/** `threads: auto` never goes below this: the upstream thread's heap limits need a thread. */
-export const MIN_AUTO_THREADS = 2;
-
 export interface ThreadPlan {
   /** Roles the main thread runs (beside the ops server, the API and the console). */
   main: Role[];
   /** Roles of the upstream thread (poll and/or route); null when the main thread runs them or none is run. */
   upstream: Role[] | null;
-  /** Delivery threads besides the main thread. */
+  /** Delivery threads besides the main thread, running all the time. */
   delivery: number;
-  /** Threads in all, the main one included. */
+  /** Delivery threads started when deliveries pile up and ended when the queue is empty (`auto`). */
+  spare: number;
+  /** Threads in all at most, the main one included. */
   total: number;
 }
 
@@ -43,20 +50,24 @@ export interface PlanInput {
   cores: number;
 }
 
-/** How many threads `threads: auto` gives on `cores` usable cores. */
+/** How many threads `threads: auto` gives at most on `cores` usable cores. */
 export function autoThreads(cores: number): number {
-  return Math.min(MAX_AUTO_THREADS, Math.max(MIN_AUTO_THREADS, Math.floor(cores)));
+  return Math.min(MAX_AUTO_THREADS, Math.max(1, Math.floor(cores)));
 }
 
 export function planThreads(input: PlanInput): ThreadPlan {
   const roles = ROLES.filter((r) => input.roles.includes(r));
-  const want = input.threads === 'auto' ? autoThreads(input.cores) : input.threads;
-  if (want <= 1) return { main: roles, upstream: null, delivery: 0, total: 1 };
+  if (input.threads === 'auto') {
+    const spare = roles.includes('deliver') ? autoThreads(input.cores) - 1 : 0;
+    return { main: roles, upstream: null, delivery: 0, spare, total: 1 + spare };
+  }
+  const want = input.threads;
+  if (want <= 1) return { main: roles, upstream: null, delivery: 0, spare: 0, total: 1 };
   const upstreamRoles = roles.filter((r) => r !== 'deliver');
   const delivers = roles.includes('deliver');
   if (upstreamRoles.length === 0) {
     // A delivery-only process (a Deployment of its own): the main thread and every other one deliver.
-    return { main: ['deliver'], upstream: null, delivery: want - 1, total: want };
+    return { main: ['deliver'], upstream: null, delivery: want - 1, spare: 0, total: want };
   }
   const delivery = delivers ? Math.max(0, want - 2) : 0;
   return {
@@ -65,6 +76,7 @@ export function planThreads(input: PlanInput): ThreadPlan {
     // while the others deliver (2 cores: 1.30 s -> 0.97 s for 5,000 webhooks, docs/performance.md).
     upstream: delivers ? [...upstreamRoles, 'deliver'] : upstreamRoles,
     delivery,
+    spare: 0,
     total: 1 + 1 + delivery,
   };
 }

@@ -65,7 +65,10 @@ export const fromThreadSchema = z.discriminatedUnion('type', [
   /** The start failed: the thread ends (and is started again, later). */
   z.strictObject({ type: z.literal('failed'), message: z.string() }),
   z.strictObject({ type: z.literal('reply'), id: z.number(), value: z.unknown() }),
-  /** `stop` is done: every in-flight job finished or went back to its queue. */
-  z.strictObject({ type: z.literal('stopped') }),
+  /**
+   * `stop` is done: every in-flight job finished or went back to its queue. With the thread's
+   * last metrics (`getMetricsAsJSON()`), which a spare's supervisor keeps adding up.
+   */
+  z.strictObject({ type: z.literal('stopped'), metrics: z.array(z.unknown()).optional() }),
 ]);
 export type FromThread = z.infer<typeof fromThreadSchema>;

@@ -5,8 +5,13 @@
  * them on stop. A thread that dies mid-delivery leaves its jobs locked in Redis; another thread
  * (or its replacement) takes them over once the lock lapses, as for a dead replica
  * (docs/guarantees.md).
+ *
+ * Spare threads (`spare` specs, `threads: auto`) run only between `startSpares` and `endSpares`
+ * (src/runtime/spares.ts decides when). One that ends hands its last counters and histograms
+ * over, and /metrics keeps adding them, so no counter of the process goes down when it ends.
  */
 import { Worker, type ResourceLimits } from 'node:worker_threads';
+import { AggregatorRegistry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Metrics } from '../server/metrics.js';
 import {
@@ -24,6 +29,8 @@ export interface ThreadSpec {
   roles: Role[];
   /** V8 heap limits of the thread's isolate (the upstream thread's small young generation). */
   resourceLimits?: ResourceLimits;
+  /** Started by `startSpares`, ended by `endSpares`, not by `start`. */
+  spare?: boolean;
 }
 
 export interface SupervisorOptions {
@@ -49,6 +56,10 @@ const HEALTHY_AFTER_MS = 60_000;
 
 interface Slot {
   spec: ThreadSpec;
+  /** Whether the thread should run (a spare between `startSpares` and `endSpares`). */
+  wanted: boolean;
+  /** `endSpares` told it to stop: its end is no crash. */
+  ending: boolean;
   worker: Worker | null;
   started: boolean;
   startedAt: number;
@@ -63,10 +74,16 @@ export class ThreadSupervisor {
   private stopping = false;
   private nextId = 1;
   private readonly pending = new Map<number, (value: unknown) => void>();
+  /** The counters and histograms of spares that ended, summed. */
+  private retired: object[] = [];
+  /** Retirements one at a time (each sums into `retired`). */
+  private retiring: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: SupervisorOptions) {
     this.slots = o.specs.map((spec) => ({
       spec,
+      wanted: false,
+      ending: false,
       worker: null,
       started: false,
       startedAt: 0,
@@ -81,9 +98,47 @@ export class ThreadSupervisor {
     return this.slots.map((s) => s.spec.name);
   }
 
-  /** Starts every thread; each reports when its stages run (`readiness()` tells). */
+  /** Starts every thread but the spares; each reports when its stages run (`readiness()` tells). */
   start(): void {
-    for (const slot of this.slots) this.spawn(slot);
+    for (const slot of this.slots) {
+      if (slot.spec.spare === true) continue;
+      slot.wanted = true;
+      this.spawn(slot);
+    }
+  }
+
+  /** The spares that run (or are starting). */
+  get sparesRunning(): string[] {
+    return this.slots.filter((s) => s.spec.spare === true && s.wanted).map((s) => s.spec.name);
+  }
+
+  /** Starts every spare not running (one still draining starts again once it has ended). */
+  startSpares(): void {
+    for (const slot of this.slots) {
+      if (slot.spec.spare !== true || slot.wanted || this.stopping) continue;
+      slot.wanted = true;
+      if (slot.timer !== null) continue;
+      if (slot.worker === null) this.spawn(slot);
+      else
+        void slot.exited.then(() => {
+          if (slot.wanted && !this.stopping && slot.worker === null && slot.timer === null)
+            this.spawn(slot);
+        });
+    }
+  }
+
+  /** Drains the spares (in-flight batches finish); they are not started again until `startSpares`. */
+  endSpares(): void {
+    const message: ToThread = { type: 'stop' };
+    for (const slot of this.slots) {
+      if (slot.spec.spare !== true || !slot.wanted) continue;
+      slot.wanted = false;
+      if (slot.timer !== null) clearTimeout(slot.timer);
+      slot.timer = null;
+      if (slot.worker === null) continue;
+      slot.ending = true;
+      slot.worker.postMessage(message);
+    }
   }
 
   private spawn(slot: Slot): void {
@@ -126,6 +181,10 @@ export class ThreadSupervisor {
         const resolve = this.pending.get(m.id);
         this.pending.delete(m.id);
         resolve?.(m.value);
+      } else {
+        // `stopped`: drained, and no longer asked (its port closes; its last metrics are here).
+        slot.started = false;
+        if (m.metrics !== undefined && spec.spare === true) this.retire(m.metrics);
       }
     });
     worker.on('error', (err) => {
@@ -137,8 +196,10 @@ export class ThreadSupervisor {
     worker.on('exit', (code) => {
       slot.worker = null;
       slot.started = false;
+      const ending = slot.ending;
+      slot.ending = false;
       ended();
-      if (this.stopping) return;
+      if (this.stopping || ending || !slot.wanted) return;
       // Unexpected: the thread crashed (or was terminated). Its locked jobs return to their
       // queues when their locks lapse; a new thread takes its place after a delay.
       this.o.metrics.threadRestarts.inc({ thread: spec.name });
@@ -156,6 +217,29 @@ export class ThreadSupervisor {
       }, delay);
       slot.timer.unref();
     });
+  }
+
+  /** Adds the counters and histograms of a spare that ended to `retired` (gauges end with it). */
+  private retire(metrics: readonly unknown[]): void {
+    const kept = metrics.filter(
+      (m): m is object =>
+        typeof m === 'object' &&
+        m !== null &&
+        ['counter', 'histogram'].includes(String((m as { type?: unknown }).type)),
+    );
+    this.retiring = this.retiring
+      .then(async () => {
+        this.retired =
+          this.retired.length === 0
+            ? kept
+            : await AggregatorRegistry.aggregate([this.retired, kept]).getMetricsAsJSON();
+      })
+      .catch((err: unknown) => {
+        this.o.log.warn(
+          { event: 'thread:metrics_lost', err: String(err) },
+          'could not keep the counters of a spare thread that ended',
+        );
+      });
   }
 
   private ask(slot: Slot, type: 'metrics' | 'readiness'): Promise<unknown> {
@@ -181,19 +265,26 @@ export class ThreadSupervisor {
    * while it is down, starting, restarting or not answering.
    */
   async readiness(): Promise<Record<string, PeerReadiness | null>> {
-    const answers = await Promise.all(this.slots.map((s) => this.ask(s, 'readiness')));
+    // A spare counts while it runs: one that is off, starting or ending is no fault.
+    const slots = this.slots.filter((s) => s.spec.spare !== true || (s.wanted && s.started));
+    const answers = await Promise.all(slots.map((s) => this.ask(s, 'readiness')));
     return Object.fromEntries(
-      this.slots.map((s, i) => {
+      slots.map((s, i) => {
         const parsed = threadReadinessSchema.safeParse(answers[i]);
         return [s.spec.name, parsed.success ? peerReadinessOf(parsed.data) : null];
       }),
     );
   }
 
-  /** The metrics of each thread that answers (`registry.getMetricsAsJSON()`). */
+  /**
+   * The metrics of each thread that answers (`registry.getMetricsAsJSON()`), and the summed
+   * counters and histograms of the spares that ended.
+   */
   async metrics(): Promise<unknown[][]> {
     const answers = await Promise.all(this.slots.map((s) => this.ask(s, 'metrics')));
-    return answers.filter((a): a is unknown[] => Array.isArray(a));
+    await this.retiring;
+    const live = answers.filter((a): a is unknown[] => Array.isArray(a));
+    return this.retired.length === 0 ? live : [...live, this.retired];
   }
 
   /** Tells every running thread to reload the config file (channels and subscriptions). */

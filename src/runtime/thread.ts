@@ -47,8 +47,9 @@ async function main(data: ThreadData): Promise<void> {
   }
   const state: { stopping: Promise<void> | null } = { stopping: null };
   const stop = (): Promise<void> => {
-    state.stopping ??= app.stop().finally(() => {
-      post({ type: 'stopped' });
+    state.stopping ??= app.stop().finally(async () => {
+      const metrics = await app.metrics.registry.getMetricsAsJSON().catch(() => undefined);
+      post(metrics === undefined ? { type: 'stopped' } : { type: 'stopped', metrics });
       port?.close();
       // Whatever still holds the loop open (a timer of a library) must not keep the drain waiting.
       setImmediate(() => process.exit(0));
