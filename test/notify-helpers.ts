@@ -126,6 +126,8 @@ export interface Reply {
   body?: string;
   /** Never answer (for timeouts); the connection is dropped when the receiver closes. */
   hang?: boolean;
+  /** Answer this many ms later (a slow receiver). */
+  delayMs?: number;
 }
 
 export interface Receiver {
@@ -159,8 +161,12 @@ export async function startReceiver(
         notify();
         return;
       }
-      res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-      res.end(answer.body ?? '');
+      const send = (): void => {
+        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+        res.end(answer.body ?? '');
+      };
+      if (answer.delayMs === undefined) send();
+      else setTimeout(send, answer.delayMs);
       notify();
     });
   });

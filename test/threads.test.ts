@@ -259,4 +259,51 @@ describe('worker threads', () => {
     expect(seen).toEqual(['start']);
     expect(await handoff.queue.getWaitingCount()).toBe(3);
   }, 30_000);
+
+  it('stopping (SIGTERM) while spares deliver drains them: what they sent is marked sent, the rest is sent once by the next worker', async () => {
+    expect(existsSync(fileURLToPath(ENTRY)), 'run "npm run build" first').toBe(true);
+    const h = await harness();
+    // A slow receiver: the spares have batches in flight when the stop comes.
+    const rx = await startReceiver(() => ({ status: 200, delayMs: 40 }), '/hooks/statuswatch');
+    cleanups.push(() => rx.close());
+    const threads = new ThreadSupervisor({
+      entry: ENTRY,
+      specs: [
+        { name: 'deliver-1', roles: ['deliver'], spare: true },
+        { name: 'deliver-2', roles: ['deliver'], spare: true },
+      ],
+      configFile: await configFile(h.tr.prefix, rx),
+      pretty: false,
+      logLevel: 'silent',
+      log: silentLogger(),
+      metrics: createMetrics(),
+    });
+    cleanups.push(() => threads.stop());
+    threads.start();
+    threads.startSpares();
+    const batch = deliveries(1_500, 'drain');
+    await h.queue.enqueue(batch);
+    await waitFor(() => rx.received.length >= 100, {
+      timeoutMs: 20_000,
+      what: `the spares sending (have ${String(rx.received.length)})`,
+    });
+    await threads.stop();
+    const sentByThem = new Set(rx.received.map(webhookIdOf));
+    expect(sentByThem.size, 'nothing sent twice by the spares').toBe(rx.received.length);
+    expect(sentByThem.size, 'the stop came mid-storm').toBeLessThan(batch.length);
+    // Drained: every delivery they sent is marked sent, none is left claimed ("sending").
+    const states = await Promise.all(batch.map((n) => h.queue.state(n.id)));
+    expect(states.filter((s) => s === 'sending')).toEqual([]);
+    batch.forEach((n, i) => {
+      if (sentByThem.has(n.id)) expect(states[i]).toBe('sent');
+    });
+
+    // The next worker (a restarted daemon) sends the rest, each once.
+    h.startWorker(() => h.registry({ hook: webhookChannel(rx.url) }));
+    await waitFor(() => new Set(rx.received.map(webhookIdOf)).size === batch.length, {
+      timeoutMs: 60_000,
+      what: `every delivery sent (have ${String(new Set(rx.received.map(webhookIdOf)).size)})`,
+    });
+    expect(rx.received).toHaveLength(batch.length);
+  }, 120_000);
 });
