@@ -15,11 +15,12 @@
 import type { Logger } from 'pino';
 
 /**
- * Waiting batch jobs (of up to 100 deliveries each) that start the spares: 1,000 deliveries are
- * about half a second of one core's work, and a spare takes 0.3-0.7 s to start (docs/performance.md).
- * A few hundred deliveries a cycle, a busy day's traffic, stay on the main thread.
+ * Waiting batch jobs (of up to 100 deliveries each) that start the spares: 2,000 deliveries are
+ * about a second of the main thread's work, and a spare takes 0.5-1 s to start
+ * (docs/performance.md). Up to a thousand deliveries a cycle (1% of 100,000 services changing
+ * every 5 s in the memory bench) stay on the main thread.
  */
-export const SPARE_START_BATCHES = 10;
+export const SPARE_START_BATCHES = 20;
 /**
  * A cycle handed off with this many transitions starts the spares at once, while it is routed:
  * the main thread that routes it reads no backlog meanwhile, and a spare takes longer to start
