@@ -330,7 +330,7 @@ describe('statuswatch run (real process, Redis, simulator, sinks)', () => {
     expectNoSecrets(d.proc.output(), w);
   }, 45_000);
 
-  // Two threads (`threads: auto` on a 2-core machine: the upstream thread polls and routes, the
+  // Two threads running all the time (`threads: 2`: the upstream thread polls and routes, the
   // main thread delivers), and four (two more delivery threads): the drain covers every thread.
   // Four threads once per CI run: the second Node.js pass skips them (CI's time budget).
   it.each(casesOncePerCi([{ threads: 2 }], [{ threads: 4 }]))(
