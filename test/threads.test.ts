@@ -64,6 +64,24 @@ async function configFile(prefix: string, rx: Receiver): Promise<string> {
   });
 }
 
+/** A supervisor of two spare delivery threads (none runs until `startSpares`), stopped after the test. */
+async function twoSpares(h: DeliveryHarness, rx: Receiver): Promise<ThreadSupervisor> {
+  const threads = new ThreadSupervisor({
+    entry: ENTRY,
+    specs: [
+      { name: 'deliver-1', roles: ['deliver'], spare: true },
+      { name: 'deliver-2', roles: ['deliver'], spare: true },
+    ],
+    configFile: await configFile(h.tr.prefix, rx),
+    pretty: false,
+    logLevel: 'silent',
+    log: silentLogger(),
+    metrics: createMetrics(),
+  });
+  cleanups.push(() => threads.stop());
+  return threads;
+}
+
 describe('worker threads', () => {
   it('a delivery thread killed mid-batch is started again; its batch is taken over, each delivery answered once', async () => {
     expect(existsSync(fileURLToPath(ENTRY)), 'run "npm run build" first').toBe(true);
@@ -137,19 +155,7 @@ describe('worker threads', () => {
     const h = await harness();
     const rx = await startReceiver(() => ({ status: 200 }), '/hooks/statuswatch');
     cleanups.push(() => rx.close());
-    const threads = new ThreadSupervisor({
-      entry: ENTRY,
-      specs: [
-        { name: 'deliver-1', roles: ['deliver'], spare: true },
-        { name: 'deliver-2', roles: ['deliver'], spare: true },
-      ],
-      configFile: await configFile(h.tr.prefix, rx),
-      pretty: false,
-      logLevel: 'silent',
-      log: silentLogger(),
-      metrics: createMetrics(),
-    });
-    cleanups.push(() => threads.stop());
+    const threads = await twoSpares(h, rx);
     const seen: string[] = [];
     const spares = new SpareThreads({
       backlog: () => h.queue.batches.getWaitingCount(),
@@ -266,19 +272,7 @@ describe('worker threads', () => {
     // A slow receiver: the spares have batches in flight when the stop comes.
     const rx = await startReceiver(() => ({ status: 200, delayMs: 40 }), '/hooks/statuswatch');
     cleanups.push(() => rx.close());
-    const threads = new ThreadSupervisor({
-      entry: ENTRY,
-      specs: [
-        { name: 'deliver-1', roles: ['deliver'], spare: true },
-        { name: 'deliver-2', roles: ['deliver'], spare: true },
-      ],
-      configFile: await configFile(h.tr.prefix, rx),
-      pretty: false,
-      logLevel: 'silent',
-      log: silentLogger(),
-      metrics: createMetrics(),
-    });
-    cleanups.push(() => threads.stop());
+    const threads = await twoSpares(h, rx);
     threads.start();
     threads.startSpares();
     const batch = deliveries(1_500, 'drain');
