@@ -3,6 +3,7 @@ import { toError } from './errors.js';
 import type { Keys, RedisClient } from './redis.js';
 import type { SubscriptionConfig } from './config/schema.js';
 import { Handoff } from './pipeline/handoff.js';
+import { RoutedHere } from './pipeline/routed-here.js';
 import { CategoryStore } from './routing/categories.js';
 import { Router } from './routing/router.js';
 import type { ChannelRegistry } from './delivery/channels.js';
@@ -127,7 +128,9 @@ async function settle(tasks: readonly Promise<unknown>[]): Promise<void> {
 export function composeStages(deps: StageDeps): Stages {
   const { connection, keys, log } = deps;
   const now = deps.now ?? Date.now;
-  const handoff = new Handoff(connection, keys);
+  // The hand-off's cycles are waited for until this router has routed them (src/pipeline/routed-here.ts).
+  const routedHere = new RoutedHere();
+  const handoff = new Handoff(connection, keys, routedHere);
   const categories = new CategoryStore(connection, keys, now);
   const deliveries = new DeliveryQueue(connection, keys);
   const noiseStore = new NoiseStore(connection, keys);
@@ -135,6 +138,7 @@ export function composeStages(deps: StageDeps): Stages {
   const router = new Router({
     connection,
     keys,
+    routedHere,
     subscriptions: deps.subscriptions,
     ...(deps.refresh === undefined ? {} : { refresh: deps.refresh }),
     ...(deps.owedClosings === undefined ? {} : { owedClosings: deps.owedClosings }),

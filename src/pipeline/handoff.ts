@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Keys, RedisClient } from '../redis.js';
 import type { Transition } from '../diff/transition.js';
 import { QUEUES, openQueue } from '../queues.js';
-import { expectRouting, routedHere, untilRoutedHere } from './routed-here.js';
+import { RoutedHere } from './routed-here.js';
 
 export const TRANSITIONS_QUEUE = QUEUES.transitions;
 
@@ -32,9 +32,14 @@ export function cycleJobId(transitions: readonly Transition[]): string {
 export class Handoff {
   readonly queue: Queue<CycleBatch>;
 
+  /**
+   * `routedHere`: shared with the router of the same stages (`composeStages`), so a cycle handed
+   * off here can be waited for until that router has routed it.
+   */
   constructor(
-    private readonly connection: RedisClient,
+    connection: RedisClient,
     keys: Keys,
+    private readonly routedHere = new RoutedHere(),
   ) {
     this.queue = openQueue<CycleBatch>(
       'transitions',
@@ -68,11 +73,11 @@ export class Handoff {
     if (this.large !== null && transitions.length >= this.large.size)
       this.large.notify(transitions.length);
     const jobId = cycleJobId(transitions);
-    const expected = expectRouting(this.connection, jobId);
+    const expected = this.routedHere.expect(jobId);
     try {
       await this.queue.add('cycle', { transitions: [...transitions] }, { jobId });
     } catch (err) {
-      if (expected) routedHere(this.connection, jobId);
+      if (expected) this.routedHere.routed(jobId);
       throw err;
     }
     return jobId;
@@ -84,7 +89,7 @@ export class Handoff {
    * waits here so the cycle's first deliveries go out sooner.
    */
   untilRoutedHere(jobId: string): Promise<void> {
-    return untilRoutedHere(this.connection, jobId);
+    return this.routedHere.until(jobId);
   }
 
   /** Every transition handed off and still on record, each id once, in hand-off order. */

@@ -1,48 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import {
-  expectRouting,
-  routedHere,
-  routerStarted,
-  routerStopped,
-  untilRoutedHere,
-} from './routed-here.js';
+import { RoutedHere } from './routed-here.js';
 
 describe('routed here', () => {
-  it('expects nothing while no router runs on the connection', async () => {
-    const conn = {};
-    expect(expectRouting(conn, 'c1')).toBe(false);
-    await untilRoutedHere(conn, 'c1', 60_000);
+  it('expects nothing while no router runs here', async () => {
+    const here = new RoutedHere();
+    expect(here.expect('c1')).toBe(false);
+    await here.until('c1', 60_000);
   });
 
   it('a wait ends when the router here routed the cycle', async () => {
-    const conn = {};
-    routerStarted(conn);
-    expect(expectRouting(conn, 'c1')).toBe(true);
+    const here = new RoutedHere();
+    here.routerStarted();
+    expect(here.expect('c1')).toBe(true);
     let done = false;
-    const wait = untilRoutedHere(conn, 'c1', 60_000).then(() => {
+    const wait = here.until('c1', 60_000).then(() => {
       done = true;
     });
     await Promise.resolve();
     expect(done).toBe(false);
-    routedHere(conn, 'c1');
+    here.routed('c1');
     await wait;
     expect(done).toBe(true);
     // Routed before anyone waited: no wait at all.
-    expect(expectRouting(conn, 'c2')).toBe(true);
-    routedHere(conn, 'c2');
-    await untilRoutedHere(conn, 'c2', 60_000);
-    routerStopped(conn);
+    expect(here.expect('c2')).toBe(true);
+    here.routed('c2');
+    await here.until('c2', 60_000);
+    here.routerStopped();
   });
 
   it('a wait is bounded, and a stopped router releases every wait', async () => {
-    const conn = {};
-    routerStarted(conn);
-    expectRouting(conn, 'c1');
-    await untilRoutedHere(conn, 'c1', 5);
-    expectRouting(conn, 'c2');
-    const wait = untilRoutedHere(conn, 'c2', 60_000);
-    routerStopped(conn);
+    const here = new RoutedHere();
+    here.routerStarted();
+    here.expect('c1');
+    await here.until('c1', 5);
+    here.expect('c2');
+    const wait = here.until('c2', 60_000);
+    here.routerStopped();
     await wait;
-    expect(expectRouting(conn, 'c3')).toBe(false);
+    expect(here.expect('c3')).toBe(false);
   });
 });

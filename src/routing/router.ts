@@ -16,7 +16,7 @@ import type { NoiseStore } from '../noise/store.js';
 import { admitBatch, type GateState } from '../noise/gate.js';
 import { ledgerField, parseLedgerField } from './route.js';
 import { lifecycleKey, roleOf } from '../noise/policy.js';
-import { routedHere, routerStarted, routerStopped } from '../pipeline/routed-here.js';
+import { RoutedHere } from '../pipeline/routed-here.js';
 import type { Silence } from '../silences/model.js';
 import type { SubscriptionConfig } from '../config/schema.js';
 
@@ -32,6 +32,8 @@ export interface NoiseControl {
 export interface RouterOptions {
   connection: RedisClient;
   keys: Keys;
+  /** Shared with the hand-off of the same stages (`composeStages`): tells it a cycle is routed. */
+  routedHere?: RoutedHere;
   subscriptions: () => readonly (RoutableSubscription & NoisySubscription)[];
   /**
    * Brings `subscriptions()` up to date; awaited before each routed cycle (subscriptions stored
@@ -134,8 +136,11 @@ export class Router {
   /** Aborted by `stop`: a cycle waiting to retry its routing goes back to the head of the queue. */
   private stopping = new AbortController();
 
+  private readonly routedHere: RoutedHere;
+
   constructor(private readonly options: RouterOptions) {
     this.now = options.now ?? Date.now;
+    this.routedHere = options.routedHere ?? new RoutedHere();
   }
 
   private async loadCategories(): Promise<void> {
@@ -203,7 +208,7 @@ export class Router {
     });
     this.worker = worker;
     // Counted once the worker runs: a start that threw leaves hand-offs no router to wait for.
-    if (first) routerStarted(this.options.connection);
+    if (first) this.routedHere.routerStarted();
   }
 
   /**
@@ -356,7 +361,7 @@ export class Router {
   private async routeOnce(job: Job<CycleBatch>): Promise<number> {
     const { transitions } = job.data;
     const here = (): void => {
-      if (job.id !== undefined) routedHere(this.options.connection, job.id);
+      if (job.id !== undefined) this.routedHere.routed(job.id);
     };
     let deliveries: number;
     try {
@@ -379,7 +384,7 @@ export class Router {
     this.stopping.abort();
     if (this.worker !== null) {
       await this.worker.close();
-      routerStopped(this.options.connection);
+      this.routedHere.routerStopped();
     }
     this.worker = null;
   }
