@@ -13,6 +13,7 @@
  * batches to the others once the lock lapses (docs/guarantees.md).
  */
 import type { Logger } from 'pino';
+import { BATCH_SIZE } from '../delivery/queue.js';
 
 /**
  * Waiting batch jobs (of up to 100 deliveries each) that start the spares: 2,000 deliveries are
@@ -26,11 +27,15 @@ export const SPARE_START_BATCHES = 20;
  * the main thread that routes it reads no backlog meanwhile, and a spare takes longer to start
  * than the routing (docs/performance.md).
  */
-export const SPARE_START_TRANSITIONS = SPARE_START_BATCHES * 100;
+export const SPARE_START_TRANSITIONS = SPARE_START_BATCHES * BATCH_SIZE;
 /** How long the delivery queue stays empty before the spares end. */
 export const SPARE_IDLE_MS = 60_000;
-/** How often the backlog is read (one LLEN-sized command on the main thread's connection). */
-export const SPARE_CHECK_MS = 100;
+/**
+ * How often the backlog is read (one BullMQ count script on the main thread's connection, at rest
+ * too). A storm this replica routes starts the spares without it (`expect`); the reads catch the
+ * deliveries other replicas route, and the queue going quiet.
+ */
+export const SPARE_CHECK_MS = 250;
 
 export interface SpareState {
   /** Whether the spares are wanted (started, or starting). */
