@@ -244,6 +244,21 @@ describe("statuswatch run: the main thread's young generation (src/runtime/reexe
         p.child.kill('SIGTERM');
         expect(await p.waitForExit(6000)).toEqual({ code: 0, signal: null });
         expect(p.stderr()).toBe('');
+        // The log says what the main thread runs with, and why not when it lacks it.
+        const lines = p
+          .stdout()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { event?: string; heap?: unknown; reason?: unknown });
+        expect(lines.find((l) => l.event === 'threads:planned')?.heap).toEqual({
+          reexecuted: canExecve,
+          semiSpace: canExecve ? flag : null,
+          mallocArenaMax: canExecve ? (own ?? '2') : (own ?? null),
+          without: canExecve ? null : 'no_execve',
+        });
+        expect(
+          lines.filter((l) => l.event === 'threads:heap_default').map((l) => l.reason),
+        ).toEqual(canExecve ? [] : ['no_execve']);
       }
     },
   );

@@ -16,6 +16,7 @@ import {
   UPSTREAM_YOUNG_GENERATION_MB,
   applyHeapFlags,
 } from './heap.js';
+import { processHeapReport, type HeapReport } from './reexec.js';
 import { SPARE_START_TRANSITIONS, SpareThreads, type SpareLimits } from './spares.js';
 
 export interface DaemonOptions {
@@ -44,6 +45,14 @@ export interface DaemonOptions {
   /** When the spare delivery threads start and end, and how often the backlog is read (tests). */
   spares?: Partial<SpareLimits> & { checkMs?: number };
 }
+
+/** Why the main thread lacks its heap settings, for the `threads:heap_default` line. */
+const WITHOUT_REASONS: Record<NonNullable<HeapReport['without']>, string> = {
+  no_execve:
+    'this Node.js cannot re-execute the process with them (process.execve: Node.js 22.15 or later)',
+  profiler: 'a profiler started with the process (--cpu-prof, --prof, --heap-prof)',
+  marker: 'STATUSWATCH_REEXECUTED was set in the environment it started with',
+};
 
 /** The usable cores and the thread plan a daemon with these options runs (pure but for the cores). */
 export function daemonPlan(o: Pick<DaemonOptions, 'config' | 'roles' | 'threads' | 'cores'>): {
@@ -145,6 +154,7 @@ export class Daemon {
   /** Starts the main thread's App (its ops server first) and the worker threads beside it. */
   async start(): Promise<void> {
     const { cores, parallelism, quota } = this.cores;
+    const heap = processHeapReport(this.plan.main);
     this.o.log.info(
       {
         event: 'threads:planned',
@@ -154,11 +164,17 @@ export class Daemon {
         main: this.plan.main,
         threads: this.threads?.names ?? [],
         spares: this.plan.spare,
+        heap,
       },
       this.plan.spare > 0
         ? `1 thread on ${String(cores)} usable core(s), up to ${String(this.plan.spare)} more while deliveries pile up: main runs ${this.plan.main.join(', ')}`
         : `${String(this.plan.total)} thread(s) on ${String(cores)} usable core(s): main runs ${this.plan.main.join(', ') || 'the ops server only'}${this.threads === null ? '' : `; ${this.threads.names.join(', ')}`}`,
     );
+    if (heap.without !== null)
+      this.o.log.info(
+        { event: 'threads:heap_default', reason: heap.without },
+        `the main thread runs with V8's default young generation, which holds more memory: ${WITHOUT_REASONS[heap.without]}`,
+      );
     this.threads?.start();
     await this.app.start();
     this.spares?.run();

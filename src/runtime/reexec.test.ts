@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { REEXEC_MARKER_ENV, mainHeapFlags, reexecPlan, type ReexecInput } from './reexec.js';
+import {
+  REEXEC_MARKER_ENV,
+  heapReport,
+  mainHeapFlags,
+  reexecPlan,
+  type ReexecInput,
+} from './reexec.js';
 
 const base: ReexecInput = {
   mainRoles: ['poll', 'route', 'deliver'],
@@ -82,5 +88,59 @@ describe('reexecPlan', () => {
         env: { ...arenas, NODE_OPTIONS: '--inspect --max-semi-space-size=16' },
       }),
     ).toBeNull();
+  });
+});
+
+describe('heapReport', () => {
+  it('says what the re-executed process runs with', () => {
+    const args = reexecPlan(base)?.args ?? [];
+    const env = reexecPlan(base)?.env ?? {};
+    // The re-executed process: its execArgv are the flags before the script.
+    const execArgv = args.slice(1, args.indexOf('/app/dist/cli.js'));
+    expect(heapReport({ ...base, execArgv, env })).toEqual({
+      reexecuted: true,
+      semiSpace: '--max-semi-space-size=2',
+      mallocArenaMax: '2',
+      without: null,
+    });
+  });
+
+  it('names why the main thread runs without its young generation', () => {
+    expect(heapReport({ ...base, canExecve: false })).toEqual({
+      reexecuted: false,
+      semiSpace: null,
+      mallocArenaMax: null,
+      without: 'no_execve',
+    });
+    expect(heapReport({ ...base, execArgv: ['--cpu-prof'] }).without).toBe('profiler');
+    expect(heapReport({ ...base, env: { NODE_OPTIONS: '--cpu_prof' } }).without).toBe('profiler');
+    expect(heapReport({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } }).without).toBe('marker');
+  });
+
+  it("takes the operator's own flag, from the command line or NODE_OPTIONS, as given", () => {
+    expect(
+      heapReport({ ...base, canExecve: false, execArgv: ['--max_semi_space_size=4'] }),
+    ).toEqual({
+      reexecuted: false,
+      semiSpace: '--max_semi_space_size=4',
+      mallocArenaMax: null,
+      without: null,
+    });
+    expect(
+      heapReport({
+        ...base,
+        canExecve: false,
+        env: { NODE_OPTIONS: '--max-semi-space-size=16', MALLOC_ARENA_MAX: '4' },
+      }),
+    ).toEqual({
+      reexecuted: false,
+      semiSpace: '--max-semi-space-size=16',
+      mallocArenaMax: '4',
+      without: null,
+    });
+  });
+
+  it('wants nothing of a main thread that runs no stage', () => {
+    expect(heapReport({ ...base, mainRoles: [], canExecve: false }).without).toBeNull();
   });
 });

@@ -57,6 +57,25 @@ export interface ReexecInput {
   canExecve: boolean;
 }
 
+/** A command-line flag's name, as V8 reads it (`--max_semi_space_size` is `--max-semi-space-size`). */
+function flagName(arg: string): string {
+  return arg.split('=')[0]?.replaceAll('_', '-') ?? '';
+}
+
+/** The flags the process started with: its command line's, then `NODE_OPTIONS`'. */
+function givenFlags(input: Pick<ReexecInput, 'execArgv' | 'env'>): string[] {
+  return [...input.execArgv, ...(input.env['NODE_OPTIONS'] ?? '').split(/\s+/)].filter(
+    (arg) => arg !== '',
+  );
+}
+
+/** `mainHeapFlags` the process did not start with. */
+function missingFlags(mainRoles: readonly Role[], given: readonly string[]): string[] {
+  return mainHeapFlags(mainRoles).filter(
+    (flag) => !given.some((arg) => flagName(arg) === flagName(flag)),
+  );
+}
+
 /** What to re-execute (pure): null when the process should run on as it is. */
 export function reexecPlan(input: ReexecInput): {
   file: string;
@@ -67,16 +86,11 @@ export function reexecPlan(input: ReexecInput): {
   allocator: string[];
 } | null {
   if (!input.canExecve || input.env[REEXEC_MARKER_ENV] !== undefined) return null;
-  const given = [...input.execArgv, ...(input.env['NODE_OPTIONS'] ?? '').split(/\s+/)];
+  const given = givenFlags(input);
   // A profiler started with the process arms a SIGPROF interval timer, which outlives execve
   // while the signal's handler does not: the new process would die of the next tick.
-  if (given.some((arg) => PROFILER_FLAGS.has(arg.split('=')[0]?.replaceAll('_', '-') ?? '')))
-    return null;
-  const flags = mainHeapFlags(input.mainRoles).filter((flag) => {
-    const name = flag.split('=')[0] ?? flag;
-    // V8 takes `--max-semi-space-size` and `--max_semi_space_size` alike.
-    return !given.some((arg) => arg.split('=')[0]?.replaceAll('_', '-') === name);
-  });
+  if (given.some((arg) => PROFILER_FLAGS.has(flagName(arg)))) return null;
+  const flags = missingFlags(input.mainRoles, given);
   const allocator = Object.keys(ALLOCATOR_ENV).filter((name) => input.env[name] === undefined);
   if (flags.length === 0 && allocator.length === 0) return null;
   const env: Record<string, string> = {};
@@ -94,6 +108,14 @@ export function reexecPlan(input: ReexecInput): {
 
 type Execve = (file: string, args: string[], env: Record<string, string>) => never;
 
+/** Whether this Node.js can re-execute the process (`process.execve`, not on Windows). */
+function canExecve(): boolean {
+  return (
+    typeof (process as unknown as { execve?: Execve }).execve === 'function' &&
+    process.platform !== 'win32'
+  );
+}
+
 /**
  * Re-executes the process with the main thread's heap flags when `reexecPlan` says so; returns
  * (without doing anything) otherwise. Call it before anything is started: nothing of this process
@@ -107,8 +129,53 @@ export function reexecWithHeapFlags(mainRoles: readonly Role[]): void {
     execArgv: process.execArgv,
     argv: process.argv,
     env: process.env,
-    canExecve: typeof execve === 'function' && process.platform !== 'win32',
+    canExecve: canExecve(),
   });
   if (plan === null || execve === undefined) return;
   execve.call(process, plan.file, plan.args, plan.env);
+}
+
+/** The main thread's heap settings as the process runs, for the start-up log (`threads:planned`). */
+export interface HeapReport {
+  /** This process is the re-executed one (`REEXEC_MARKER_ENV`). */
+  reexecuted: boolean;
+  /** The young generation flag the process runs with (`--max-semi-space-size=2`), or null: V8's default. */
+  semiSpace: string | null;
+  /** `MALLOC_ARENA_MAX` as the process started with it, or null: glibc's default. */
+  mallocArenaMax: string | null;
+  /**
+   * Why the main thread runs without the young generation it wants (`mainHeapFlags`), or null
+   * when it has it: a profiler started with the process, this Node.js has no `process.execve`,
+   * or the environment came with `REEXEC_MARKER_ENV` already set.
+   */
+  without: 'profiler' | 'no_execve' | 'marker' | null;
+}
+
+/** What the main thread runs with, and why not what it wants (pure; `reexecPlan`'s counterpart). */
+export function heapReport(input: Omit<ReexecInput, 'execPath' | 'argv'>): HeapReport {
+  const given = givenFlags(input);
+  const semiSpace = given.findLast((arg) => flagName(arg) === SEMI_SPACE_FLAG) ?? null;
+  const missing = missingFlags(input.mainRoles, given).length > 0;
+  return {
+    reexecuted: input.env[REEXEC_MARKER_ENV] !== undefined,
+    semiSpace,
+    mallocArenaMax: input.env['MALLOC_ARENA_MAX'] ?? null,
+    without: !missing
+      ? null
+      : given.some((arg) => PROFILER_FLAGS.has(flagName(arg)))
+        ? 'profiler'
+        : !input.canExecve
+          ? 'no_execve'
+          : 'marker',
+  };
+}
+
+/** `heapReport` of this process. */
+export function processHeapReport(mainRoles: readonly Role[]): HeapReport {
+  return heapReport({
+    mainRoles,
+    execArgv: process.execArgv,
+    env: process.env,
+    canExecve: canExecve(),
+  });
 }
