@@ -5,7 +5,8 @@
  * (tsconfig.bench.json). Runs after `npm run build` (`npm test` builds first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -103,5 +104,37 @@ describe('product build output', () => {
       .map((line) => line.trim());
     expect(ignored).toContain('src/bench');
     expect(readFileSync(join(ROOT, 'Dockerfile'), 'utf8')).not.toMatch(/tsconfig\.bench\.json/);
+  });
+});
+
+describe('what loading the daemon maps into memory', () => {
+  it("loading dist/cli.js asks Intl for nothing, so none of ICU's data is mapped in for it", async () => {
+    // A first Intl.DateTimeFormat reads about 5 MB of Node.js's ICU data into the process's
+    // resident pages (LiquidJS asked it for the locale as its engine was built, templates or
+    // not). Counted by a module loaded before the CLI.
+    const dir = mkdtempSync(join(tmpdir(), 'sw-intl-'));
+    try {
+      const counter = join(dir, 'count-intl.mjs');
+      writeFileSync(
+        counter,
+        [
+          'let made = 0;',
+          'const DTF = Intl.DateTimeFormat;',
+          'function Counted(...args) { made += 1; return new DTF(...args); }',
+          'Counted.prototype = DTF.prototype;',
+          'Counted.supportedLocalesOf = DTF.supportedLocalesOf;',
+          'Intl.DateTimeFormat = Counted;',
+          "process.on('exit', () => process.stderr.write(`Intl.DateTimeFormat made: ${made}\\n`));",
+        ].join('\n'),
+      );
+      const { stderr } = await promisify(execFile)(
+        process.execPath,
+        ['--import', counter, join(DIST, 'cli.js'), 'help'],
+        { cwd: ROOT },
+      );
+      expect(stderr).toContain('Intl.DateTimeFormat made: 0');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
