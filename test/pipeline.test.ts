@@ -36,6 +36,24 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
     ]);
   });
 
+  it('catalog refreshes that overlap in one process fetch /services once; a stale catalog is fetched again', async () => {
+    h = await pipelineHarness();
+    const services = '/api/v1/services';
+    // At start the catalog schedule and the first cycle both find the catalog missing.
+    expect(
+      await Promise.all([h.pipeline.refreshCatalog(), h.pipeline.refreshCatalog(60_000)]),
+    ).toEqual([true, true]);
+    expect(h.sim.stats.byPath[services]).toBe(1);
+    expect(await h.pipeline.refreshCatalog()).toBe(false);
+    expect(h.sim.stats.byPath[services]).toBe(1);
+    // Older than the caller allows: fetched again, once however many ask.
+    h.clock.advance(120_000);
+    expect(
+      await Promise.all([h.pipeline.refreshCatalog(60_000), h.pipeline.refreshCatalog(60_000)]),
+    ).toEqual([true, true]);
+    expect(h.sim.stats.byPath[services]).toBe(2);
+  });
+
   it('logs one info line per cycle that found something, with the count per kind (none per transition, none for a quiet cycle)', async () => {
     const { log, lines } = captureLog();
     h = await pipelineHarness(undefined, undefined, () => ({ log }));

@@ -210,10 +210,25 @@ export class Pipeline {
     };
   }
 
-  /** Fetches the catalog when it is missing or older than `maxAgeMs`. Returns true when it fetched. */
+  /** The catalog fetch under way in this process, which a caller arriving meanwhile joins. */
+  private catalogFetch: Promise<void> | null = null;
+
+  /**
+   * Fetches the catalog when it is missing or older than `maxAgeMs`. Returns true when it fetched
+   * (or joined the fetch under way: at start the catalog schedule and the first cycle both found
+   * it missing and each fetched every service, one more request of the rate budget).
+   */
   async refreshCatalog(maxAgeMs = CATALOG_MAX_AGE_MS): Promise<boolean> {
     const updatedAt = await this.catalog.updatedAt();
     if (updatedAt !== null && this.now() - updatedAt < maxAgeMs) return false;
+    this.catalogFetch ??= this.fetchCatalog().finally(() => {
+      this.catalogFetch = null;
+    });
+    await this.catalogFetch;
+    return true;
+  }
+
+  private async fetchCatalog(): Promise<void> {
     const result = await this.deps.client.services();
     await this.catalog.replace(result.data.services, this.now());
     this.deps.log.info(
@@ -224,7 +239,6 @@ export class Pipeline {
       },
       'catalog refreshed',
     );
-    return true;
   }
 
   runCycle(kind: PollKind): Promise<CycleReport> {
