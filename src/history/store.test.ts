@@ -136,6 +136,38 @@ describe('service history', () => {
     });
   });
 
+  it('records the status changes of a big cycle over several script calls, bounded in time and count', async () => {
+    // 1,200 services: three calls of 500 (SAMPLE_SERVICES_PER_CALL), the last one short.
+    const feeds = Array.from({ length: 1_200 }, (_, i) => `s${String(i)}`);
+    const old = T0 - 91 * DAY_MS;
+    const all = (s: StatusEntry['status']): Map<string, StatusEntry> =>
+      new Map(feeds.map((f) => status(f, s)));
+    await store.record(cycle('status', old, { changed: all('operational') }), watched);
+    // The same status again records nothing; a new one is recorded and the 91-day-old one goes.
+    await store.record(cycle('status', T0 - DAY_MS, { changed: all('operational') }), watched);
+    await store.record(cycle('status', T0, { changed: all('degraded') }), watched);
+    for (const feedId of ['s0', 's499', 's500', 's1199']) {
+      expect(await store.statusChanges(feedId, 0)).toEqual([{ at: T0, status: 'degraded' }]);
+      const ttl = await tr.redis.pttl(tr.keys.key('hist', 'status', feedId));
+      expect(ttl).toBeGreaterThan(90 * DAY_MS);
+      expect(ttl).toBeLessThanOrEqual(91 * DAY_MS);
+    }
+    expect(await tr.redis.hlen(tr.keys.key('hist', 'status-last'))).toBe(1_200);
+    // At most MAX_STATUS_CHANGES_PER_SERVICE (500) changes are kept, the newest.
+    for (let i = 1; i <= 501; i++) {
+      await store.record(
+        cycle('status', T0 + i * 1000, {
+          changed: new Map([status('s0', i % 2 === 0 ? 'degraded' : 'major_outage')]),
+        }),
+        watched,
+      );
+    }
+    const kept = await store.statusChanges('s0', 0);
+    expect(kept).toHaveLength(500);
+    expect(kept.at(-1)).toEqual({ at: T0 + 501_000, status: 'major_outage' });
+    expect(kept[0]).toEqual({ at: T0 + 2_000, status: 'degraded' });
+  });
+
   it('keeps the last SLA and score sample per hour and per day, bounded in time', async () => {
     await store.record(
       sla(T0, [

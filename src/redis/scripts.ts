@@ -96,6 +96,14 @@ const SPECS = {
     readonly string[],
     number
   >('history-samples'),
+  historyStatus: script<
+    // the last statuses' hash, then per service its status sorted set
+    readonly string[],
+    // now, exclusive oldest bound, most members kept, TTL ms; then per service: feedId, status,
+    // member
+    readonly string[],
+    number
+  >('history-status'),
   ledgerHandOff: script<
     // the ledger key, then the indexes of its lifecycles (none, one or more)
     readonly string[],
