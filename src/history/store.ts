@@ -111,7 +111,7 @@ function replies(results: [Error | null, unknown][] | null): unknown[] {
 /** Services whose commands share one pipeline: the first cycle of 100,000 services is 50 round trips, not one 300,000-command pipeline held in memory. */
 const SERVICES_PER_PIPELINE = 2_000;
 
-/** Services per `history-samples.lua` call (a few milliseconds of Redis each). */
+/** Services per `history-samples.lua` or `history-status.lua` call (a few milliseconds of Redis each). */
 const SAMPLE_SERVICES_PER_CALL = 500;
 
 /** A pipeline, sent a chunk at a time (`flushChunk`). */
