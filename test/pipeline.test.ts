@@ -52,6 +52,17 @@ describe('poll → snapshot → diff → hand-off (real Redis, simulator)', () =
       await Promise.all([h.pipeline.refreshCatalog(60_000), h.pipeline.refreshCatalog(60_000)]),
     ).toEqual([true, true]);
     expect(h.sim.stats.byPath[services]).toBe(2);
+    // A fetch that fails fails every caller that joined it, and the next refresh fetches anew.
+    h.clock.advance(120_000);
+    h.sim.failNext({ path: services, status: 500 });
+    const failed = await Promise.allSettled([
+      h.pipeline.refreshCatalog(60_000),
+      h.pipeline.refreshCatalog(60_000),
+    ]);
+    expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(h.sim.stats.byPath[services]).toBe(3);
+    expect(await h.pipeline.refreshCatalog(60_000)).toBe(true);
+    expect(h.sim.stats.byPath[services]).toBe(4);
   });
 
   it('logs one info line per cycle that found something, with the count per kind (none per transition, none for a quiet cycle)', async () => {

@@ -153,16 +153,33 @@ describe('service history', () => {
       expect(ttl).toBeLessThanOrEqual(91 * DAY_MS);
     }
     expect(await tr.redis.hlen(tr.keys.key('hist', 'status-last'))).toBe(1_200);
+    // Within each call, every other service changes: each change lands in its own service's set.
+    await store.record(
+      cycle('status', T0 + HOUR_MS, {
+        changed: new Map(feeds.map((f, i) => status(f, i % 2 === 0 ? 'major_outage' : 'degraded'))),
+      }),
+      watched,
+    );
+    for (const i of [0, 1, 498, 499, 500, 501, 1_198, 1_199]) {
+      expect(await store.statusChanges(`s${String(i)}`, 0)).toEqual(
+        i % 2 === 0
+          ? [
+              { at: T0, status: 'degraded' },
+              { at: T0 + HOUR_MS, status: 'major_outage' },
+            ]
+          : [{ at: T0, status: 'degraded' }],
+      );
+    }
     // At most MAX_STATUS_CHANGES_PER_SERVICE (500) changes are kept, the newest.
     for (let i = 1; i <= 501; i++) {
       await store.record(
         cycle('status', T0 + i * 1000, {
-          changed: new Map([status('s0', i % 2 === 0 ? 'degraded' : 'major_outage')]),
+          changed: new Map([status('s1', i % 2 === 0 ? 'degraded' : 'major_outage')]),
         }),
         watched,
       );
     }
-    const kept = await store.statusChanges('s0', 0);
+    const kept = await store.statusChanges('s1', 0);
     expect(kept).toHaveLength(500);
     expect(kept.at(-1)).toEqual({ at: T0 + 501_000, status: 'major_outage' });
     expect(kept[0]).toEqual({ at: T0 + 2_000, status: 'degraded' });

@@ -114,7 +114,12 @@ describe('heapReport', () => {
     });
     expect(heapReport({ ...base, execArgv: ['--cpu-prof'] }).without).toBe('profiler');
     expect(heapReport({ ...base, env: { NODE_OPTIONS: '--cpu_prof' } }).without).toBe('profiler');
-    expect(heapReport({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } }).without).toBe('marker');
+    expect(heapReport({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } })).toEqual({
+      reexecuted: false,
+      semiSpace: null,
+      mallocArenaMax: null,
+      without: 'marker',
+    });
   });
 
   it("takes the operator's own flag, from the command line or NODE_OPTIONS, as given", () => {
@@ -138,6 +143,18 @@ describe('heapReport', () => {
       mallocArenaMax: '4',
       without: null,
     });
+  });
+
+  it('names the flag Node.js runs with when the command line and NODE_OPTIONS both set it', () => {
+    // NODE_OPTIONS is applied first; the command line's flag wins.
+    expect(
+      heapReport({
+        ...base,
+        canExecve: false,
+        execArgv: ['--max-semi-space-size=4'],
+        env: { NODE_OPTIONS: '--max-semi-space-size=16' },
+      }).semiSpace,
+    ).toBe('--max-semi-space-size=4');
   });
 
   it('wants nothing of a main thread that runs no stage', () => {

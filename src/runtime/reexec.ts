@@ -154,10 +154,15 @@ export interface HeapReport {
 /** What the main thread runs with, and why not what it wants (pure; `reexecPlan`'s counterpart). */
 export function heapReport(input: Omit<ReexecInput, 'execPath' | 'argv'>): HeapReport {
   const given = givenFlags(input);
-  const semiSpace = given.findLast((arg) => flagName(arg) === SEMI_SPACE_FLAG) ?? null;
+  // Node.js applies NODE_OPTIONS before the command line: the command line's last one wins.
+  const semiSpace =
+    [...givenFlags({ execArgv: [], env: input.env }), ...input.execArgv].findLast(
+      (arg) => flagName(arg) === SEMI_SPACE_FLAG,
+    ) ?? null;
   const missing = missingFlags(input.mainRoles, given).length > 0;
   return {
-    reexecuted: input.env[REEXEC_MARKER_ENV] !== undefined,
+    // Not when the marker came with the environment and the flags did not.
+    reexecuted: input.env[REEXEC_MARKER_ENV] !== undefined && !missing,
     semiSpace,
     mallocArenaMax: input.env['MALLOC_ARENA_MAX'] ?? null,
     without: !missing
