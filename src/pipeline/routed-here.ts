@@ -7,6 +7,7 @@
  * it (the history write still follows the snapshot commit, and routing never waits for it).
  * `composeStages` gives its hand-off and its router one `RoutedHere`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The longest a history write waits for the router (another replica may route the cycle). */
 export const ROUTED_HERE_WAIT_MS = 500;
@@ -63,15 +64,12 @@ export class RoutedHere {
   async until(jobId: string, maxMs = ROUTED_HERE_WAIT_MS): Promise<void> {
     const p = this.pending.get(jobId);
     if (p === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, maxMs);
-      timer.unref();
-    });
+    const done = new AbortController();
+    const timeout = sleep(maxMs, undefined, { ref: false, signal: done.signal }).catch(() => {});
     try {
       await Promise.race([p.promise, timeout]);
     } finally {
-      clearTimeout(timer);
+      done.abort();
       this.routed(jobId);
     }
   }
