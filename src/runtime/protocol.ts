@@ -19,6 +19,8 @@ export const threadDataSchema = z.strictObject({
   logLevel: z.string().optional(),
   /** BullMQ lock duration of delivery jobs (tests shorten how soon a dead thread's jobs are taken over). */
   deliveryLockMs: z.number().int().positive().optional(),
+  /** A spare delivery thread: it hands its last counters over when it stops (`stopped`). */
+  spare: z.boolean().optional(),
 });
 export type ThreadData = z.infer<typeof threadDataSchema>;
 
@@ -66,8 +68,8 @@ export const fromThreadSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('failed'), message: z.string() }),
   z.strictObject({ type: z.literal('reply'), id: z.number(), value: z.unknown() }),
   /**
-   * `stop` is done: every in-flight job finished or went back to its queue. With the thread's
-   * last metrics (`getMetricsAsJSON()`), which a spare's supervisor keeps adding up.
+   * `stop` is done: every in-flight job finished or went back to its queue. A spare's carries its
+   * last metrics (`getMetricsAsJSON()`), which the supervisor keeps adding up.
    */
   z.strictObject({ type: z.literal('stopped'), metrics: z.array(z.unknown()).optional() }),
 ]);

@@ -150,6 +150,7 @@ export class ThreadSupervisor {
       pretty: this.o.pretty,
       ...(this.o.logLevel === undefined ? {} : { logLevel: this.o.logLevel }),
       ...(this.o.deliveryLockMs === undefined ? {} : { deliveryLockMs: this.o.deliveryLockMs }),
+      ...(spec.spare === true ? { spare: true } : {}),
     };
     const worker = new Worker(this.o.entry, {
       workerData: data,
@@ -184,7 +185,7 @@ export class ThreadSupervisor {
       } else {
         // `stopped`: drained, and no longer asked (its port closes; its last metrics are here).
         slot.started = false;
-        if (m.metrics !== undefined && spec.spare === true) this.retire(m.metrics);
+        if (m.metrics !== undefined) this.retire(m.metrics);
       }
     });
     worker.on('error', (err) => {

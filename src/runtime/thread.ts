@@ -48,7 +48,11 @@ async function main(data: ThreadData): Promise<void> {
   const state: { stopping: Promise<void> | null } = { stopping: null };
   const stop = (): Promise<void> => {
     state.stopping ??= app.stop().finally(async () => {
-      const metrics = await app.metrics.registry.getMetricsAsJSON().catch(() => undefined);
+      // Only a spare's are kept (its counters outlive it); the others end with the process.
+      const metrics =
+        data.spare === true
+          ? await app.metrics.registry.getMetricsAsJSON().catch(() => undefined)
+          : undefined;
       post(metrics === undefined ? { type: 'stopped' } : { type: 'stopped', metrics });
       port?.close();
       // Whatever still holds the loop open (a timer of a library) must not keep the drain waiting.
