@@ -27,9 +27,10 @@ export const DELIVERY_YOUNG_GENERATION_MB = DELIVERY_SEMI_SPACE_MB * 3;
 
 /**
  * V8 flags the daemon sets for itself, for every thread, unless the command line gives them: the
- * heap grows by 10% at a time, so each poll's garbage does not pile up (docs/performance.md). A
- * flag V8 reads at each collection, so setting it once the process runs takes effect; it used to
- * be on the Docker image's command line only, which a plain `node dist/cli.js run` lacked.
+ * heap grows by 10% at a time, so each poll's garbage does not pile up (docs/performance.md). V8
+ * reads it at each full collection, so `applyHeapFlags` sets it for the collections to come
+ * (Node.js without `process.execve`); the re-execution (src/runtime/reexec.ts) also puts it on
+ * the command line, for the first collection, which runs while the program loads.
  */
 export const HEAP_FLAGS: readonly string[] = ['--heap-growing-percent=10'];
 

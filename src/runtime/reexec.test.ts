@@ -32,6 +32,7 @@ describe('reexecPlan', () => {
       args: [
         '/usr/bin/node',
         '--max-semi-space-size=2',
+        '--heap-growing-percent=10',
         '--enable-source-maps',
         '/app/dist/cli.js',
         'run',
@@ -39,7 +40,7 @@ describe('reexecPlan', () => {
         '/etc/sw.yaml',
       ],
       env: { PATH: '/usr/bin', MALLOC_ARENA_MAX: '2', [REEXEC_MARKER_ENV]: '1' },
-      flags: ['--max-semi-space-size=2'],
+      flags: ['--max-semi-space-size=2', '--heap-growing-percent=10'],
       allocator: ['MALLOC_ARENA_MAX'],
     });
   });
@@ -56,10 +57,11 @@ describe('reexecPlan', () => {
     expect(own?.env['MALLOC_ARENA_MAX']).toBe('4');
     expect(own?.allocator).toEqual([]);
     const flagGiven = reexecPlan({ ...base, execArgv: ['--max-semi-space-size=4'] });
-    expect(flagGiven?.flags).toEqual([]);
+    expect(flagGiven?.flags).toEqual(['--heap-growing-percent=10']);
     expect(flagGiven?.env['MALLOC_ARENA_MAX']).toBe('2');
     expect(flagGiven?.args).toEqual([
       '/usr/bin/node',
+      '--heap-growing-percent=10',
       '--max-semi-space-size=4',
       '/app/dist/cli.js',
       'run',
@@ -71,23 +73,42 @@ describe('reexecPlan', () => {
   it('runs on as it is: no execve, already re-executed, nothing to set', () => {
     expect(reexecPlan({ ...base, canExecve: false })).toBeNull();
     expect(reexecPlan({ ...base, env: { [REEXEC_MARKER_ENV]: '1' } })).toBeNull();
-    expect(reexecPlan({ ...base, mainRoles: [], env: { MALLOC_ARENA_MAX: '8' } })).toBeNull();
+    const growing = ['--heap-growing-percent=10'];
+    expect(
+      reexecPlan({ ...base, mainRoles: [], execArgv: growing, env: { MALLOC_ARENA_MAX: '8' } }),
+    ).toBeNull();
     expect(reexecPlan({ ...base, mainRoles: [] })?.allocator).toEqual(['MALLOC_ARENA_MAX']);
+    expect(reexecPlan({ ...base, mainRoles: [] })?.flags).toEqual(['--heap-growing-percent=10']);
     expect(reexecPlan({ ...base, mainRoles: ['deliver'] })?.flags).toEqual([
       '--max-semi-space-size=8',
+      '--heap-growing-percent=10',
     ]);
   });
 
-  it('leaves the flag to the operator who gave it (command line or NODE_OPTIONS, - or _)', () => {
+  it('leaves a flag to the operator who gave it (command line or NODE_OPTIONS, - or _)', () => {
     const arenas = { MALLOC_ARENA_MAX: '2' };
-    expect(reexecPlan({ ...base, env: arenas, execArgv: ['--max-semi-space-size=8'] })).toBeNull();
-    expect(reexecPlan({ ...base, env: arenas, execArgv: ['--max_semi_space_size=8'] })).toBeNull();
+    const both = (semi: string): string[] => [semi, '--heap-growing-percent=20'];
+    expect(
+      reexecPlan({ ...base, env: arenas, execArgv: both('--max-semi-space-size=8') }),
+    ).toBeNull();
+    expect(
+      reexecPlan({ ...base, env: arenas, execArgv: both('--max_semi_space_size=8') }),
+    ).toBeNull();
     expect(
       reexecPlan({
         ...base,
         env: { ...arenas, NODE_OPTIONS: '--inspect --max-semi-space-size=16' },
+        execArgv: ['--heap_growing_percent=5'],
       }),
     ).toBeNull();
+    // The growing factor alone is reason enough: the first collection runs as the program loads.
+    const semiOnly = reexecPlan({ ...base, env: arenas, execArgv: ['--max-semi-space-size=8'] });
+    expect(semiOnly?.flags).toEqual(['--heap-growing-percent=10']);
+    expect(semiOnly?.args.slice(0, 3)).toEqual([
+      '/usr/bin/node',
+      '--heap-growing-percent=10',
+      '--max-semi-space-size=8',
+    ]);
   });
 });
 

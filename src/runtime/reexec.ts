@@ -12,13 +12,16 @@
  * Node.js lacks it, or the command line or `NODE_OPTIONS` already sets the flag, or the process
  * was re-executed already, the daemon runs on as it is.
  *
+ * The re-executed command line also carries HEAP_FLAGS (`reexecFlags`), so that they hold from
+ * the process's first collection.
+ *
  * A main thread that only delivers gets a larger one (DELIVERY_SEMI_SPACE_MB): a small young
  * generation slows the delivery path in a storm, V8's default holds more than a storm needs
  * (docs/performance.md). The flag is the process's: delivery threads beyond the main one take it
  * too; the upstream thread's `resourceLimits` set its own.
  */
 import type { Role } from './plan.js';
-import { DELIVERY_SEMI_SPACE_MB, UPSTREAM_SEMI_SPACE_MB } from './heap.js';
+import { DELIVERY_SEMI_SPACE_MB, HEAP_FLAGS, UPSTREAM_SEMI_SPACE_MB } from './heap.js';
 
 /** Set in the environment of the re-executed process: it never re-executes again. */
 export const REEXEC_MARKER_ENV = 'STATUSWATCH_REEXECUTED';
@@ -69,11 +72,26 @@ function givenFlags(input: Pick<ReexecInput, 'execArgv' | 'env'>): string[] {
   );
 }
 
+/**
+ * The flags the re-executed process gets: `mainHeapFlags`, and HEAP_FLAGS, which the daemon also
+ * sets at run time (`applyHeapFlags`) but which then come too late for the first full collection.
+ * V8 computes the old generation's limit at each one; the first runs while the program loads,
+ * before the daemon can set anything, and without `--heap-growing-percent` it let the heap grow
+ * to about four times what it kept (20 MB live, an 83 MB limit): the first sync at 20,000
+ * services then ran up to that limit before the next one (docs/performance.md).
+ */
+export function reexecFlags(mainRoles: readonly Role[]): string[] {
+  return [...mainHeapFlags(mainRoles), ...HEAP_FLAGS];
+}
+
+/** Those of `flags` the process did not start with. */
+function missingOf(flags: readonly string[], given: readonly string[]): string[] {
+  return flags.filter((flag) => !given.some((arg) => flagName(arg) === flagName(flag)));
+}
+
 /** `mainHeapFlags` the process did not start with. */
 function missingFlags(mainRoles: readonly Role[], given: readonly string[]): string[] {
-  return mainHeapFlags(mainRoles).filter(
-    (flag) => !given.some((arg) => flagName(arg) === flagName(flag)),
-  );
+  return missingOf(mainHeapFlags(mainRoles), given);
 }
 
 /** What to re-execute (pure): null when the process should run on as it is. */
@@ -90,7 +108,7 @@ export function reexecPlan(input: ReexecInput): {
   // A profiler started with the process arms a SIGPROF interval timer, which outlives execve
   // while the signal's handler does not: the new process would die of the next tick.
   if (given.some((arg) => PROFILER_FLAGS.has(flagName(arg)))) return null;
-  const flags = missingFlags(input.mainRoles, given);
+  const flags = missingOf(reexecFlags(input.mainRoles), given);
   const allocator = Object.keys(ALLOCATOR_ENV).filter((name) => input.env[name] === undefined);
   if (flags.length === 0 && allocator.length === 0) return null;
   const env: Record<string, string> = {};
