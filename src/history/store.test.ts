@@ -4,7 +4,7 @@ import type { CommittedCycle } from '../pipeline/cycle.js';
 import type { StatusEntry } from '../diff/state.js';
 import type { Transition } from '../diff/transition.js';
 import type { ScoreReport, SlaReport, StatusSnapshot } from '../upstream/model.js';
-import { HistoryStore } from './store.js';
+import { HistoryStore, fingerprint } from './store.js';
 import { watchedBy } from './index.js';
 import { DAY_MS, HOUR_MS } from './series.js';
 
@@ -295,6 +295,86 @@ describe('service history', () => {
     expect(await store.samples('ignored', 'score', 0)).toEqual([]);
   });
 
+  it('leaves out the services whose sample and latest record it wrote in the last cycle of the kind', async () => {
+    const at = async (feedId: string): Promise<number | undefined> =>
+      (await store.latest([feedId])).sla.get(feedId)?.at;
+    const m = 60_000;
+    await store.record(
+      sla(T0, [
+        ['a', 0.5],
+        ['b', 0.2],
+        ['c', 0.1],
+      ]),
+      watched,
+    );
+    // Same hour: b changed, d is new, a and c are not written again.
+    await store.record(
+      sla(T0 + 10 * m, [
+        ['a', 0.5],
+        ['b', 0.3],
+        ['c', 0.1],
+        ['d', 0.7],
+      ]),
+      watched,
+    );
+    expect([await at('a'), await at('b'), await at('c'), await at('d')]).toEqual([
+      T0,
+      T0 + 10 * m,
+      T0,
+      T0 + 10 * m,
+    ]);
+    expect(await store.samples('b', 'sla', T0 - DAY_MS)).toEqual([[T0, 0.3]]);
+    expect(await store.samples('d', 'sla', T0 - DAY_MS)).toEqual([[T0, 0.7]]);
+
+    // Another replica records a cycle: this process's next one writes every service again.
+    const rows: [string, number][] = [
+      ['a', 0.5],
+      ['b', 0.3],
+      ['c', 0.1],
+      ['d', 0.7],
+    ];
+    await new HistoryStore(tr.redis, tr.keys).record(sla(T0 + 20 * m, rows), watched);
+    expect(await at('a')).toBe(T0 + 20 * m);
+    await store.record(sla(T0 + 30 * m, rows), watched);
+    expect(await at('a')).toBe(T0 + 30 * m);
+    await store.record(sla(T0 + 40 * m, rows), watched);
+    expect([await at('a'), await at('d')]).toEqual([T0 + 30 * m, T0 + 30 * m]);
+
+    // A new hour: every service gets its sample in the new bucket.
+    const hour = T0 + HOUR_MS;
+    await store.record(sla(hour + m, rows), watched);
+    expect(await at('c')).toBe(hour + m);
+    expect(await store.samples('c', 'sla', T0 - DAY_MS)).toEqual([
+      [T0, 0.1],
+      [hour, 0.1],
+    ]);
+
+    // A service watched again is written, though its values are what they were.
+    await store.record(sla(hour + 2 * m, rows), (f) => f !== 'c');
+    await store.record(sla(hour + 3 * m, rows), watched);
+    expect([await at('a'), await at('c')]).toEqual([hour + m, hour + 3 * m]);
+
+    // A cycle that failed half-way: the next one writes every service.
+    const failing = (f: string): boolean => {
+      if (f === 'b') throw new Error('no');
+      return true;
+    };
+    await expect(store.record(sla(hour + 4 * m, rows), failing)).rejects.toThrow('no');
+    await store.record(sla(hour + 5 * m, rows), watched);
+    expect([await at('a'), await at('d')]).toEqual([hour + 5 * m, hour + 5 * m]);
+
+    // Scores are their own series: unchanged scores are left out too.
+    await store.record(scores(hour + 6 * m, [['a', 90]]), watched);
+    await store.record(scores(hour + 7 * m, [['a', 90]]), watched);
+    expect((await store.latest(['a'])).score.get('a')?.at).toBe(hour + 6 * m);
+    await store.record(scores(hour + 8 * m, [['a', 91]]), watched);
+    expect((await store.latest(['a'])).score.get('a')).toEqual({
+      score: 91,
+      grade: 'A',
+      at: hour + 8 * m,
+    });
+  });
+
   it('watchedBy: feedIds, "*" and categories', async () => {
     const categories = {
       load: () => Promise.resolve(),
@@ -305,5 +385,25 @@ describe('service history', () => {
     expect((await watchedBy([{ services: ['*'], categories: [] }], categories))('anything')).toBe(
       true,
     );
+  });
+});
+
+describe('fingerprint', () => {
+  it('is a 53-bit integer that tells apart texts that differ in one character or their order', () => {
+    const texts = [
+      '0.501|99|99.501|met',
+      '0.502|99|99.501|met',
+      '99|0.501|99.501|met',
+      '',
+      'a',
+      'b',
+    ];
+    const prints = texts.map(fingerprint);
+    expect(new Set(prints).size).toBe(texts.length);
+    for (const p of prints) {
+      expect(Number.isSafeInteger(p)).toBe(true);
+      expect(p).toBeGreaterThanOrEqual(0);
+    }
+    expect(fingerprint('0.501|99|99.501|met')).toBe(prints[0]);
   });
 });

@@ -10,7 +10,7 @@
  * | `hist:status-last` | hash | feedId → the last status recorded (a change is a different one) |
  * | `hist:sla:h:<feedId>`, `hist:sla:d:<feedId>` | sorted set | SLA margin (pp), the last sample of each hour (30 days) and day (90 days) |
  * | `hist:score:h:<feedId>`, `hist:score:d:<feedId>` | sorted set | score, the same resolutions |
- * | `hist:latest:sla`, `hist:latest:score` | hash | feedId → the latest record (margin, target, uptime; score, grade) |
+ * | `hist:latest:sla`, `hist:latest:score` | hash | feedId → the latest record (margin, target, uptime; score, grade; `at`: the cycle that wrote it) |
  * | `hist:events:<feedId>` | sorted set | every transition of the service (by `observedAt`), 90 days, at most 500 |
  * | `hist:upstream` | hash | poll kind → the last successful cycle (time, rate-limit headers; for incidents, the open incidents it did not see) |
  *
@@ -18,6 +18,13 @@
  * the same bucket replaces the earlier one (ZREMRANGEBYSCORE of the bucket, then ZADD). Every
  * per-service key also expires a day after its retention, so the keys of a service that is no
  * longer watched (and so no longer written) go by themselves.
+ *
+ * An SLA or scores cycle writes only the services whose sample or latest record differ from what
+ * the previous cycle of its kind wrote, when this process wrote that cycle and the cycles share
+ * their buckets (`recordSamples`); otherwise every watched service. Rewriting an unchanged sample
+ * changes nothing, and so each service is still written at least once an hour (its TTLs renewed,
+ * its old samples trimmed), but a latest record's `at` says when it was written, not when it was
+ * last seen.
  */
 import { z } from 'zod';
 import type { Keys, RedisClient } from '../redis.js';
@@ -147,8 +154,45 @@ function unseenKeys(
   return out;
 }
 
+/**
+ * What the last `recordSamples` of a series in this process wrote: the cycle (its `now`, which
+ * that cycle also wrote as its kind's `lastOk`), its buckets, and a fingerprint of each watched
+ * service's sample and latest record.
+ */
+interface WrittenSamples {
+  at: number;
+  buckets: string;
+  rows: Map<string, number>;
+}
+
+/**
+ * A 53-bit fingerprint of `text` (two 32-bit FNV-1a hashes with different offsets): services
+ * whose fingerprint is unchanged are not written again, so a collision would leave one stale
+ * sample until the next hour's write; at 53 bits that is about one in 10^11 for 20,000 services.
+ */
+export function fingerprint(text: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x2f3a1b77;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) >>> 11);
+}
+
+/** How one series' rows are read: the sample, the latest record, and what identifies both. */
+interface SampleReader<R> {
+  value(row: R): number;
+  /** The fields of the latest record but `at`, and the sample's value, as one string. */
+  fields(row: R): string;
+  latest(row: R, at: number): string;
+}
+
 export class HistoryStore {
   private readonly scripts: Scripts;
+  /** By series: what this process last wrote (`recordSamples`). */
+  private readonly written = new Map<Series, WrittenSamples>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -186,36 +230,26 @@ export class HistoryStore {
         await this.recordStatus(c, cycle.changed as ReadonlyMap<string, StatusEntry>, watched, now);
         break;
       case 'sla':
-        await this.recordSamples(
-          c,
-          'sla',
-          (cycle.data as SlaReport).services,
-          watched,
-          now,
-          (r) => ({
-            value: r.margin,
-            latest: encode(LATEST_SLA, {
+        await this.recordSamples(c, 'sla', (cycle.data as SlaReport).services, watched, now, {
+          value: (r) => r.margin,
+          fields: (r) =>
+            `${String(r.margin)}|${String(r.slaTarget)}|${String(r.uptime30d)}|${r.status}`,
+          latest: (r, at) =>
+            encode(LATEST_SLA, {
               margin: r.margin,
               target: r.slaTarget,
               uptime30d: r.uptime30d,
               status: r.status,
-              at: now,
+              at,
             }),
-          }),
-        );
+        });
         break;
       case 'scores':
-        await this.recordSamples(
-          c,
-          'score',
-          (cycle.data as ScoreReport).scores,
-          watched,
-          now,
-          (r) => ({
-            value: r.score,
-            latest: encode(LATEST_SCORE, { score: r.score, grade: r.grade, at: now }),
-          }),
-        );
+        await this.recordSamples(c, 'score', (cycle.data as ScoreReport).scores, watched, now, {
+          value: (r) => r.score,
+          fields: (r) => `${String(r.score)}|${r.grade ?? ''}`,
+          latest: (r, at) => encode(LATEST_SCORE, { score: r.score, grade: r.grade, at }),
+        });
         break;
       case 'incidents':
         break;
@@ -290,6 +324,13 @@ export class HistoryStore {
    * record: one `history-samples.lua` call per SAMPLE_SERVICES_PER_CALL services. (Nine commands
    * per service in a pipeline of 2,000 services were 18,000 ioredis commands alive at once, 16 MB
    * of a 20,000-service SLA cycle's heap.)
+   *
+   * A service whose sample and latest record are those this process wrote for it in the
+   * previous cycle of the kind is left out, when that cycle is the last one recorded (its kind's
+   * `lastOk`: no other replica, no failed write since) and the cycles share their buckets. Every
+   * SLA and scores cycle wrote every watched service, changed or not: at 20,000 services about
+   * 60 MB of allocation (ioredis encoding 80 script arguments a service) every 10 s, and the
+   * largest of the daemon's memory peaks after its first sync (docs/performance.md).
    */
   private async recordSamples<R extends { feedId: string }>(
     c: ChunkedPipeline,
@@ -297,12 +338,24 @@ export class HistoryStore {
     rows: readonly R[],
     watched: (feedId: string) => boolean,
     now: number,
-    read: (row: R) => { value: number; latest: string },
+    read: SampleReader<R>,
   ): Promise<void> {
     const resolutions = RESOLUTIONS.map((r) => ({
       name: r.name,
       at: bucketStart(now, r.bucketMs),
     }));
+    const buckets = resolutions.map((r) => String(r.at)).join(',');
+    const last = this.written.get(series);
+    // Forgotten until this write succeeds: a failed one leaves Redis unknown.
+    this.written.delete(series);
+    const same =
+      last !== undefined &&
+      last.buckets === buckets &&
+      (await this.lastOkOf(series === 'sla' ? 'sla' : 'scores')) === last.at;
+    // Updated in place: a new map of 20,000 services each cycle is about 1 MB of large objects
+    // that only a full collection frees.
+    let prints = last?.rows ?? new Map<string, number>();
+    let seen = 0;
     const head = [String(RESOLUTIONS.length)];
     for (const r of RESOLUTIONS) {
       // A service no longer watched is no longer written: its keys go by themselves (the TTL).
@@ -325,8 +378,13 @@ export class HistoryStore {
     };
     for (const row of rows) {
       if (!watched(row.feedId)) continue;
-      const { value, latest } = read(row);
-      argv.push(row.feedId, latest);
+      const print = fingerprint(read.fields(row));
+      const before = prints.get(row.feedId);
+      prints.set(row.feedId, print);
+      seen += 1;
+      if (same && before === print) continue;
+      const value = read.value(row);
+      argv.push(row.feedId, read.latest(row, now));
       for (const r of resolutions) {
         keys.push(this.k(series, r.name, row.feedId));
         argv.push(sampleMember(r.at, value));
@@ -335,6 +393,22 @@ export class HistoryStore {
       if (services === SAMPLE_SERVICES_PER_CALL) await send();
     }
     if (services > 0) await send();
+    if (prints.size > seen) {
+      // Services gone from the report or no longer watched.
+      const kept = new Map<string, number>();
+      for (const row of rows) {
+        const print = prints.get(row.feedId);
+        if (print !== undefined && watched(row.feedId)) kept.set(row.feedId, print);
+      }
+      prints = kept;
+    }
+    this.written.set(series, { at: now, buckets, rows: prints });
+  }
+
+  /** The `lastOk` of a poll kind's last recorded cycle, or null. */
+  private async lastOkOf(kind: PollKind): Promise<number | null> {
+    const text = await this.redis.hget(this.k('upstream'), kind);
+    return text === null ? null : (decode(UPSTREAM_POLL, text)?.lastOk ?? null);
   }
 
   /** A series over [from, now]: hourly samples, daily ones before them. */
