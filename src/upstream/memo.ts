@@ -142,6 +142,11 @@ export class ServiceStateMemo {
     return slot.state;
   }
 
+  /** How many distinct feeds `round` has settled, or null once a later round began. */
+  distinctIn(round: number): number | null {
+    return round === this.round ? this.touched : null;
+  }
+
   /** Ends a complete response: forgets the services it did not list. */
   end(round: number): void {
     if (round === this.round && this.slots.size <= this.touched) return;

@@ -19,9 +19,11 @@ import {
   normalizeSlaReport,
   normalizeStatusSnapshot,
   parseEnvelope,
+  statusSnapshotCollector,
   toUnixSeconds,
   type Normalized,
 } from './normalize.js';
+import { ServiceStateMemo } from './memo.js';
 
 function ok<T>(n: Normalized<T>): { value: T; skipped: number } {
   if (!n.ok) throw new Error(`expected ok, got problem: ${n.problem}`);
@@ -281,6 +283,24 @@ describe('status', () => {
     );
     expect(scores.skipped).toBe(2);
     expect(scores.value.scores.map((r) => r.feedId)).toEqual(['b']);
+  });
+
+  it('skips a service listed twice through the status memo too, which counts the distinct feeds', () => {
+    const memo = new ServiceStateMemo();
+    const read = (feeds: string[]): { feeds: string[]; skipped: number } => {
+      const c = statusSnapshotCollector(memo);
+      for (const feedId of feeds) c.add({ ...fx.statusA.data[0], feedId });
+      const r = ok(c.finish(fx.statusA.meta));
+      return { feeds: r.value.services.map((s) => s.feedId), skipped: r.skipped };
+    };
+    expect(read(['stripe', 'github', 'adyen'])).toEqual({
+      feeds: ['stripe', 'github', 'adyen'],
+      skipped: 0,
+    });
+    // The same feeds again (each one remembered): a repeat is still found.
+    expect(read(['stripe', 'github', 'stripe'])).toEqual({ feeds: ['github'], skipped: 2 });
+    expect(read(['github', 'adyen'])).toEqual({ feeds: ['github', 'adyen'], skipped: 0 });
+    expect(read(['adyen', 'new', 'adyen', 'new'])).toEqual({ feeds: [], skipped: 4 });
   });
 
   it('compact rows of both variants', () => {
