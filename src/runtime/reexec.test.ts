@@ -45,6 +45,21 @@ describe('reexecPlan', () => {
     });
   });
 
+  it("adds the startup flags of the process's V8 version, unless the operator gave one", () => {
+    expect(reexecPlan({ ...base, v8Version: '14.6.202.34-node.40' })?.flags).toEqual([
+      '--max-semi-space-size=2',
+      '--heap-growing-percent=10',
+      '--memory-pool-timeout=0',
+    ]);
+    expect(reexecPlan({ ...base, v8Version: '13.6.233.10' })?.flags).toEqual([
+      '--max-semi-space-size=2',
+      '--heap-growing-percent=10',
+    ]);
+    expect(
+      reexecPlan({ ...base, v8Version: '14.6.1', execArgv: ['--memory-pool-timeout=8'] })?.flags,
+    ).toEqual(['--max-semi-space-size=2', '--heap-growing-percent=10']);
+  });
+
   it('runs on as it is under a profiler started with the process (its SIGPROF timer outlives execve)', () => {
     expect(reexecPlan({ ...base, execArgv: ['--cpu-prof', '--cpu-prof-dir=/tmp/p'] })).toBeNull();
     expect(reexecPlan({ ...base, execArgv: ['--prof'] })).toBeNull();

@@ -13,7 +13,7 @@
  * was re-executed already, the daemon runs on as it is.
  *
  * The re-executed command line also carries HEAP_FLAGS (`reexecFlags`), so that they hold from
- * the process's first collection.
+ * the process's first collection, and the STARTUP_FLAGS its V8 version takes.
  *
  * A main thread that only delivers gets a larger one (DELIVERY_SEMI_SPACE_MB): a small young
  * generation slows the delivery path in a storm, V8's default holds more than a storm needs
@@ -21,7 +21,12 @@
  * too; the upstream thread's `resourceLimits` set its own.
  */
 import type { Role } from './plan.js';
-import { DELIVERY_SEMI_SPACE_MB, HEAP_FLAGS, UPSTREAM_SEMI_SPACE_MB } from './heap.js';
+import {
+  DELIVERY_SEMI_SPACE_MB,
+  HEAP_FLAGS,
+  UPSTREAM_SEMI_SPACE_MB,
+  startupFlags,
+} from './heap.js';
 
 /** Set in the environment of the re-executed process: it never re-executes again. */
 export const REEXEC_MARKER_ENV = 'STATUSWATCH_REEXECUTED';
@@ -58,6 +63,8 @@ export interface ReexecInput {
   env: Readonly<Record<string, string | undefined>>;
   /** Whether this Node.js has `process.execve`. */
   canExecve: boolean;
+  /** `process.versions.v8`: which STARTUP_FLAGS this V8 takes (none when absent). */
+  v8Version?: string;
 }
 
 /** A command-line flag's name, as V8 reads it (`--max_semi_space_size` is `--max-semi-space-size`). */
@@ -78,10 +85,11 @@ function givenFlags(input: Pick<ReexecInput, 'execArgv' | 'env'>): string[] {
  * V8 computes the old generation's limit at each one; the first runs while the program loads,
  * before the daemon can set anything, and without `--heap-growing-percent` it let the heap grow
  * to about four times what it kept (20 MB live, an 83 MB limit): the first sync at 20,000
- * services then ran up to that limit before the next one (docs/performance.md).
+ * services then ran up to that limit before the next one (docs/performance.md). Then the
+ * STARTUP_FLAGS of `v8Version`, which V8 reads only as the process starts.
  */
-export function reexecFlags(mainRoles: readonly Role[]): string[] {
-  return [...mainHeapFlags(mainRoles), ...HEAP_FLAGS];
+export function reexecFlags(mainRoles: readonly Role[], v8Version = ''): string[] {
+  return [...mainHeapFlags(mainRoles), ...HEAP_FLAGS, ...startupFlags(v8Version)];
 }
 
 /** Those of `flags` the process did not start with. */
@@ -108,7 +116,7 @@ export function reexecPlan(input: ReexecInput): {
   // A profiler started with the process arms a SIGPROF interval timer, which outlives execve
   // while the signal's handler does not: the new process would die of the next tick.
   if (given.some((arg) => PROFILER_FLAGS.has(flagName(arg)))) return null;
-  const flags = missingOf(reexecFlags(input.mainRoles), given);
+  const flags = missingOf(reexecFlags(input.mainRoles, input.v8Version), given);
   const allocator = Object.keys(ALLOCATOR_ENV).filter((name) => input.env[name] === undefined);
   if (flags.length === 0 && allocator.length === 0) return null;
   const env: Record<string, string> = {};
@@ -148,6 +156,7 @@ export function reexecWithHeapFlags(mainRoles: readonly Role[]): void {
     argv: process.argv,
     env: process.env,
     canExecve: canExecve(),
+    v8Version: process.versions.v8,
   });
   if (plan === null || execve === undefined) return;
   execve.call(process, plan.file, plan.args, plan.env);
