@@ -373,6 +373,20 @@ describe('service history', () => {
       grade: 'A',
       at: hour + 8 * m,
     });
+    // A grade that goes from none to an empty one is a change too.
+    const graded = (now: number, grade: string | null): CommittedCycle => {
+      const c = scores(now, [['a', 91]]);
+      const row = (c.data as ScoreReport).scores[0];
+      if (row !== undefined) row.grade = grade;
+      return c;
+    };
+    await store.record(graded(hour + 9 * m, null), watched);
+    await store.record(graded(hour + 10 * m, ''), watched);
+    expect((await store.latest(['a'])).score.get('a')).toEqual({
+      score: 91,
+      grade: '',
+      at: hour + 10 * m,
+    });
   });
 
   it('watchedBy: feedIds, "*" and categories', async () => {

@@ -214,17 +214,6 @@ export class HistoryStore {
   async record(cycle: CommittedCycle, watched: (feedId: string) => boolean): Promise<void> {
     const { now } = cycle;
     const c = new ChunkedPipeline(this.redis);
-    c.pipe.hset(
-      this.k('upstream'),
-      cycle.kind,
-      encode(UPSTREAM_POLL, {
-        lastOk: now,
-        limit: cycle.rateLimit.limit,
-        remaining: cycle.rateLimit.remaining,
-        reset: cycle.rateLimit.reset,
-        ...(cycle.unseen === undefined ? {} : { unseen: unseenKeys(cycle.unseen, watched) }),
-      }),
-    );
     switch (cycle.kind) {
       case 'status':
         await this.recordStatus(c, cycle.changed as ReadonlyMap<string, StatusEntry>, watched, now);
@@ -247,13 +236,25 @@ export class HistoryStore {
       case 'scores':
         await this.recordSamples(c, 'score', (cycle.data as ScoreReport).scores, watched, now, {
           value: (r) => r.score,
-          fields: (r) => `${String(r.score)}|${r.grade ?? ''}`,
+          fields: (r) => `${String(r.score)}|${JSON.stringify(r.grade)}`,
           latest: (r, at) => encode(LATEST_SCORE, { score: r.score, grade: r.grade, at }),
         });
         break;
       case 'incidents':
         break;
     }
+    // After the samples: a kind's lastOk says its samples were all written (`recordSamples`).
+    c.pipe.hset(
+      this.k('upstream'),
+      cycle.kind,
+      encode(UPSTREAM_POLL, {
+        lastOk: now,
+        limit: cycle.rateLimit.limit,
+        remaining: cycle.rateLimit.remaining,
+        reset: cycle.rateLimit.reset,
+        ...(cycle.unseen === undefined ? {} : { unseen: unseenKeys(cycle.unseen, watched) }),
+      }),
+    );
     const byFeed = new Map<string, Transition[]>();
     for (const t of cycle.transitions) {
       if (t.feedId !== 'upstream' && !watched(t.feedId)) continue;
@@ -377,7 +378,10 @@ export class HistoryStore {
       services = 0;
     };
     for (const row of rows) {
-      if (!watched(row.feedId)) continue;
+      if (!watched(row.feedId)) {
+        prints.delete(row.feedId);
+        continue;
+      }
       const print = fingerprint(read.fields(row));
       const before = prints.get(row.feedId);
       prints.set(row.feedId, print);
@@ -394,11 +398,11 @@ export class HistoryStore {
     }
     if (services > 0) await send();
     if (prints.size > seen) {
-      // Services gone from the report or no longer watched.
+      // Services gone from the report (those no longer watched went in the loop).
       const kept = new Map<string, number>();
       for (const row of rows) {
         const print = prints.get(row.feedId);
-        if (print !== undefined && watched(row.feedId)) kept.set(row.feedId, print);
+        if (print !== undefined) kept.set(row.feedId, print);
       }
       prints = kept;
     }

@@ -5,6 +5,7 @@ import { HEAP_FLAGS, applyHeapFlags, startupFlags } from './heap.js';
 describe('applyHeapFlags', () => {
   it('leaves a flag the command line gives to the command line', () => {
     expect(applyHeapFlags(['--heap-growing-percent=25', '--max-old-space-size=512'])).toEqual([]);
+    expect(applyHeapFlags(['--heap_growing_percent=5'])).toEqual([]);
   });
 
   it('sets the others (V8 takes them while the process runs)', () => {

@@ -66,7 +66,8 @@ export function applyHeapFlags(execArgv: readonly string[] = process.execArgv): 
   const applied: string[] = [];
   for (const flag of HEAP_FLAGS) {
     const name = flag.split('=')[0] ?? flag;
-    if (execArgv.some((arg) => arg.split('=')[0] === name)) continue;
+    // V8 reads `--heap_growing_percent` as `--heap-growing-percent`.
+    if (execArgv.some((arg) => arg.split('=')[0]?.replaceAll('_', '-') === name)) continue;
     setFlagsFromString(flag);
     applied.push(flag);
   }
