@@ -14,7 +14,8 @@
 //
 // Usage: node scripts/bundle.mjs <dir>   (default dist)
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { rolldown } from 'rolldown';
 
 const dir = resolve(process.argv[2] ?? 'dist');
@@ -43,10 +44,20 @@ for (const name of readdirSync(dir)) {
 }
 rmSync(out, { recursive: true, force: true });
 
+// One copy of luxon: our modules import its ES build, cron-parser (BullMQ's too) requires its
+// CommonJS build, and the bundle carried both (about 230 KB of source each, in every isolate).
+const luxon = join(
+  dirname(createRequire(import.meta.url).resolve('luxon/package.json')),
+  'build',
+  'es6',
+  'luxon.mjs',
+);
+
 const bundle = await rolldown({
   input: { cli: join(dir, 'cli.js'), thread: join(dir, 'runtime', 'thread.js') },
   platform: 'node',
   external: EXTERNAL,
+  resolve: { alias: { luxon } },
   logLevel: 'warn',
   onLog(level, log, handler) {
     // Circular imports inside dependencies (zod, undici) are theirs and harmless.
