@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { toError } from '../errors.js';
+import { singleFlight } from '../single-flight.js';
 import type { Keys, RedisClient } from '../redis.js';
 import { SnapshotStore, type Snapshot } from '../snapshot/store.js';
 import {
@@ -210,8 +211,8 @@ export class Pipeline {
     };
   }
 
-  /** The catalog fetch under way in this process, which a caller arriving meanwhile joins. */
-  private catalogFetch: Promise<void> | null = null;
+  /** One catalog fetch at a time in this process: a caller arriving meanwhile joins it. */
+  private readonly fetchCatalogOnce = singleFlight(() => this.fetchCatalog());
 
   /**
    * Fetches the catalog when it is missing or older than `maxAgeMs`. Returns true when it fetched
@@ -221,10 +222,7 @@ export class Pipeline {
   async refreshCatalog(maxAgeMs = CATALOG_MAX_AGE_MS): Promise<boolean> {
     const updatedAt = await this.catalog.updatedAt();
     if (updatedAt !== null && this.now() - updatedAt < maxAgeMs) return false;
-    this.catalogFetch ??= this.fetchCatalog().finally(() => {
-      this.catalogFetch = null;
-    });
-    await this.catalogFetch;
+    await this.fetchCatalogOnce();
     return true;
   }
 
