@@ -61,13 +61,16 @@ export function startupFlags(version: string): string[] {
   return STARTUP_FLAGS.filter((f) => !before(f.v8From) && before(f.v8Below)).map((f) => f.flag);
 }
 
+/** A command-line flag's name, as V8 reads it (`--max_semi_space_size` is `--max-semi-space-size`). */
+export function flagName(arg: string): string {
+  return arg.split('=')[0]?.replaceAll('_', '-') ?? '';
+}
+
 /** Sets HEAP_FLAGS not already on the command line (`execArgv`). */
 export function applyHeapFlags(execArgv: readonly string[] = process.execArgv): string[] {
   const applied: string[] = [];
   for (const flag of HEAP_FLAGS) {
-    const name = flag.split('=')[0] ?? flag;
-    // V8 reads `--heap_growing_percent` as `--heap-growing-percent`.
-    if (execArgv.some((arg) => arg.split('=')[0]?.replaceAll('_', '-') === name)) continue;
+    if (execArgv.some((arg) => flagName(arg) === flagName(flag))) continue;
     setFlagsFromString(flag);
     applied.push(flag);
   }

@@ -25,6 +25,7 @@ import {
   DELIVERY_SEMI_SPACE_MB,
   HEAP_FLAGS,
   UPSTREAM_SEMI_SPACE_MB,
+  flagName,
   startupFlags,
 } from './heap.js';
 
@@ -67,16 +68,14 @@ export interface ReexecInput {
   v8Version?: string;
 }
 
-/** A command-line flag's name, as V8 reads it (`--max_semi_space_size` is `--max-semi-space-size`). */
-function flagName(arg: string): string {
-  return arg.split('=')[0]?.replaceAll('_', '-') ?? '';
+/** The flags `NODE_OPTIONS` gives. */
+function nodeOptions(env: ReexecInput['env']): string[] {
+  return (env['NODE_OPTIONS'] ?? '').split(/\s+/).filter((arg) => arg !== '');
 }
 
 /** The flags the process started with: its command line's, then `NODE_OPTIONS`'. */
 function givenFlags(input: Pick<ReexecInput, 'execArgv' | 'env'>): string[] {
-  return [...input.execArgv, ...(input.env['NODE_OPTIONS'] ?? '').split(/\s+/)].filter(
-    (arg) => arg !== '',
-  );
+  return [...input.execArgv, ...nodeOptions(input.env)];
 }
 
 /**
@@ -183,7 +182,7 @@ export function heapReport(input: Omit<ReexecInput, 'execPath' | 'argv'>): HeapR
   const given = givenFlags(input);
   // Node.js applies NODE_OPTIONS before the command line: the command line's last one wins.
   const semiSpace =
-    [...givenFlags({ execArgv: [], env: input.env }), ...input.execArgv].findLast(
+    [...nodeOptions(input.env), ...input.execArgv].findLast(
       (arg) => flagName(arg) === SEMI_SPACE_FLAG,
     ) ?? null;
   const missing = missingFlags(input.mainRoles, given).length > 0;
