@@ -142,6 +142,49 @@ class ChunkedPipeline {
   }
 }
 
+/**
+ * Script calls of up to SAMPLE_SERVICES_PER_CALL services each (`history-status.lua`,
+ * `history-samples.lua`): every call's keys start with `firstKey` and its arguments with `head`;
+ * a caller pushes a service's keys and arguments, then calls `added`, which sends the call once
+ * it is full.
+ */
+class ServiceCalls {
+  keys: string[] = [];
+  argv: string[] = [];
+  private services = 0;
+
+  constructor(
+    private readonly c: ChunkedPipeline,
+    private readonly firstKey: string,
+    private readonly head: readonly string[],
+    private readonly queue: (keys: string[], argv: string[]) => void,
+  ) {
+    this.reset();
+  }
+
+  async added(): Promise<void> {
+    this.services += 1;
+    if (this.services === SAMPLE_SERVICES_PER_CALL) await this.send();
+  }
+
+  /** Sends the last, partly filled call. */
+  async finish(): Promise<void> {
+    if (this.services > 0) await this.send();
+  }
+
+  private async send(): Promise<void> {
+    this.queue(this.keys, this.argv);
+    await this.c.flushChunk();
+    this.reset();
+  }
+
+  private reset(): void {
+    this.keys = [this.firstKey];
+    this.argv = [...this.head];
+    this.services = 0;
+  }
+}
+
 /** The unseen incidents of watched services, as lifecycle keys (what a reminder's opening has). */
 function unseenKeys(
   unseen: ReadonlyMap<string, ReadonlySet<string>>,
@@ -296,28 +339,22 @@ export class HistoryStore {
     watched: (feedId: string) => boolean,
     now: number,
   ): Promise<void> {
-    const lastKey = this.k('status-last');
     const head = [
       String(now),
       `(${String(now - EVENT_RETENTION_MS)}`,
       String(MAX_STATUS_CHANGES_PER_SERVICE),
       String(EVENT_RETENTION_MS + DAY_MS),
     ];
-    let keys = [lastKey];
-    let argv = [...head];
-    const send = async (): Promise<void> => {
+    const calls = new ServiceCalls(c, this.k('status-last'), head, (keys, argv) => {
       this.scripts.queue(c.pipe).historyStatus(keys, argv);
-      await c.flushChunk();
-      keys = [lastKey];
-      argv = [...head];
-    };
+    });
     for (const [feedId, entry] of changed) {
       if (!watched(feedId)) continue;
-      keys.push(this.k('status', feedId));
-      argv.push(feedId, entry.status, statusMember(now, entry.status));
-      if (keys.length > SAMPLE_SERVICES_PER_CALL) await send();
+      calls.keys.push(this.k('status', feedId));
+      calls.argv.push(feedId, entry.status, statusMember(now, entry.status));
+      await calls.added();
     }
-    if (keys.length > 1) await send();
+    await calls.finish();
   }
 
   /**
@@ -366,17 +403,9 @@ export class HistoryStore {
         String(r.retentionMs + DAY_MS),
       );
     }
-    const latestKey = this.k('latest', series === 'sla' ? 'sla' : 'score');
-    let keys = [latestKey];
-    let argv = [...head];
-    let services = 0;
-    const send = async (): Promise<void> => {
+    const calls = new ServiceCalls(c, this.k('latest', series), head, (keys, argv) => {
       this.scripts.queue(c.pipe).historySamples(keys, argv);
-      await c.flushChunk();
-      keys = [latestKey];
-      argv = [...head];
-      services = 0;
-    };
+    });
     for (const row of rows) {
       if (!watched(row.feedId)) {
         prints.delete(row.feedId);
@@ -388,15 +417,14 @@ export class HistoryStore {
       seen += 1;
       if (same && before === print) continue;
       const value = read.value(row);
-      argv.push(row.feedId, read.latest(row, now));
+      calls.argv.push(row.feedId, read.latest(row, now));
       for (const r of resolutions) {
-        keys.push(this.k(series, r.name, row.feedId));
-        argv.push(sampleMember(r.at, value));
+        calls.keys.push(this.k(series, r.name, row.feedId));
+        calls.argv.push(sampleMember(r.at, value));
       }
-      services += 1;
-      if (services === SAMPLE_SERVICES_PER_CALL) await send();
+      await calls.added();
     }
-    if (services > 0) await send();
+    await calls.finish();
     if (prints.size > seen) {
       // Services gone from the report (those no longer watched went in the loop).
       const kept = new Map<string, number>();
